@@ -1,0 +1,3 @@
+from introspection_cli.cli.app import main
+
+main()

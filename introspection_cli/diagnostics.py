@@ -1,0 +1,54 @@
+"""The one value type every rule reports: a :class:`Diagnostic`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem found in one file.
+
+    ``line`` and ``column`` are 1-based; ``None`` when the problem has no
+    position (a missing file). ``path`` is the path as it should be shown to
+    the user. ``hint`` says what to do about it, when that is not obvious
+    from the message.
+    """
+
+    path: str
+    line: int | None
+    column: int | None
+    severity: Severity
+    code: str
+    message: str
+    hint: str | None = None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line or 0, self.column or 0, self.code)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "severity": self.severity.value,
+            "code": self.code,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+def error(path: str, line: int | None, column: int | None, code: str, message: str,
+          hint: str | None = None) -> Diagnostic:
+    return Diagnostic(path, line, column, Severity.ERROR, code, message, hint)
+
+
+def warning(path: str, line: int | None, column: int | None, code: str, message: str,
+            hint: str | None = None) -> Diagnostic:
+    return Diagnostic(path, line, column, Severity.WARNING, code, message, hint)

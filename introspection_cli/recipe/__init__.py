@@ -1,0 +1,1 @@
+"""Recipe packages: loading with source positions, the validation rules, discovery."""

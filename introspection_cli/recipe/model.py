@@ -1,0 +1,80 @@
+"""Typed values for a validated recipe, as the judge runner consumes them.
+
+Built by :func:`introspection_cli.recipe.checker.load_recipe` from files that
+passed ``check``; the runner never sees a judge file that has errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+EventType = Literal["message", "tool", "feedback"]
+Provider = Literal["openai", "anthropic"]
+
+#: Fields a matcher may test, per event type (SPEC §1.1).
+MATCHER_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "message": ("role", "text"),
+    "tool": ("name", "input", "output", "status"),
+    "feedback": ("rating", "comment"),
+}
+
+#: Flags allowed after a regex literal's closing slash, and the ``regex`` flag each sets.
+REGEX_FLAG_NAMES: Mapping[str, str] = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL",
+                                       "x": "VERBOSE"}
+
+
+@dataclass(frozen=True, slots=True)
+class ValueMatcher:
+    """One matcher field's value: exact string, or a ``/pattern/flags`` regex literal."""
+
+    raw: str
+    pattern: str | None = None  # set for a regex literal
+    flags: str = ""
+
+    @property
+    def is_regex(self) -> bool:
+        return self.pattern is not None
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """``{event: TYPE, match: {FIELD: VALUE}}``: matches when the type is equal and every field matches."""
+
+    event: EventType
+    fields: Mapping[str, ValueMatcher] = field(default_factory=dict)
+    line: int | None = None  # where the matcher starts in the judge file
+
+
+@dataclass(frozen=True, slots=True)
+class LlmConfig:
+    provider: Provider
+    model: str
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A judge file that passed validation."""
+
+    name: str
+    description: str
+    llm: LlmConfig
+    instructions: str
+    path: Path
+    gate: tuple[Matcher, ...] | None = None  # None: ungated
+
+    @cached_property
+    def calibration_path(self) -> Path:
+        return self.path.with_name(f"{self.name}.calibration.jsonl")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    root: Path
+    judges: Mapping[str, Judge]
+    extra: Mapping[str, Any] = field(default_factory=dict)
