@@ -1,0 +1,63 @@
+"""Values a judge run produces, shared by the runner, the metrics and the reporters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Verdict = Literal["pass", "fail", "not_applicable"]
+Outcome = Literal["pass", "fail", "not_applicable", "gated", "error"]
+
+VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "not_applicable")
+OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "not_applicable", "gated", "error")
+#: Report splits, in report order; ``unsplit`` holds rows whose split is null.
+SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit", "all")
+
+
+@dataclass(frozen=True, slots=True)
+class RowOutcome:
+    """What happened to one labelled calibration row."""
+
+    line: int
+    conversation_id: str
+    split: str | None  # "train" | "dev" | "test" | None
+    expected: Verdict
+    outcome: Outcome
+    samples: tuple[Outcome, ...] = ()  # one per sample: a verdict or "error"; () when gated
+    unstable: bool = False
+    reasoning: str | None = None
+    error: str | None = None
+    cached: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedRow:
+    """A calibration row excluded from metrics, with its SPEC §2.3 code."""
+
+    line: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRun:
+    name: str
+    provider: str
+    model: str
+    rows: tuple[RowOutcome, ...]
+    rejected: tuple[RejectedRow, ...] = ()
+
+
+@dataclass(slots=True)
+class Usage:
+    requests: int = 0
+    cached: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    recipe: str
+    judges: tuple[JudgeRun, ...]
+    usage: Usage = field(default_factory=Usage)
