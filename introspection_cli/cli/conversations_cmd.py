@@ -2,6 +2,66 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 app = typer.Typer(help="Export conversations from the runtime.", no_args_is_help=True)
+
+
+@app.command("get")
+def get(
+    ids_file: Annotated[Path | None, typer.Option(
+        "--ids-file", help="Conversation ids, one per line (# comments and blank lines ignored; "
+        "at most 20).")] = None,
+    judge_fixtures: Annotated[bool, typer.Option(
+        "--judge-fixtures", help="Export judge_fixture calibration rows (needs --ids-file).",
+    )] = False,
+    output_format: Annotated[str, typer.Option(
+        "--format", help="Output format; json (one object per line) is the only one.")] = "json",
+    output: Annotated[Path | None, typer.Option(
+        "--output", help="Write to this file instead of stdout (refuses to replace one).",
+    )] = None,
+    append_to: Annotated[Path | None, typer.Option(
+        "--append-to", help="Add new rows to this .calibration.jsonl, skipping conversations "
+        "already in it; existing rows are never changed.")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Let --output replace an existing file.")] = False,
+) -> None:
+    """Export conversations (or, with --judge-fixtures, calibration rows) from the runtime.
+
+    Exit codes: 0 all exported; 1 some conversations could not be exported (the
+    rest are written); 2 bad flags, ids file or login; 3 the runtime failed.
+    """
+    from introspection_cli.errors import DataError
+    from introspection_cli.runtime.export import ExportOptions, export
+
+    options = ExportOptions(ids_file=ids_file, judge_fixtures=judge_fixtures,
+                            format=output_format, output=output, append_to=append_to, force=force)
+    result = export(options, os.environ)
+    if result.destination is None:
+        out = sys.stdout.buffer
+        out.write(b"".join(row + b"\n" for row in result.rows))
+        out.flush()
+    for conversation_id in result.duplicate_ids:
+        _note(f"warning: {conversation_id} is listed more than once in {ids_file}; exported once")
+    for warning in result.warnings:
+        _note(f"warning: {warning}")
+    if result.skipped_existing:
+        _note(f"skipped {len(result.skipped_existing)} conversation(s) already in "
+              f"{append_to}: {', '.join(result.skipped_existing)}")
+    for failure in result.failures:
+        _note(f"error: {failure.conversation_id}: {failure.reason}")
+    kind = "fixture(s)" if judge_fixtures else "conversation(s)"
+    where = result.destination if result.destination is not None else "stdout"
+    _note(f"wrote {len(result.rows)} {kind} to {where}")
+    if result.failures:
+        raise DataError(f"{len(result.failures)} of {len(result.requested)} requested "
+                        "conversation(s) were not exported (listed above)")
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"introspection: {message}\n")

@@ -1,0 +1,125 @@
+"""Appending rows to a calibration file without ever touching the rows already in it.
+
+The new file is the old bytes, unchanged, followed by the new rows (in the
+file's own line ending), written to a temp file and renamed over the old one:
+a crash at any point leaves either the old file or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from introspection_cli.errors import DataError, UsageError
+from introspection_cli.fixture import parse_fixture_line, verify_fixture
+from introspection_cli.fsutil import atomic_write_bytes
+
+CALIBRATION_SUFFIX = ".calibration.jsonl"
+_IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})
+
+
+@dataclass(frozen=True, slots=True)
+class ExistingFile:
+    """A calibration file as read before exporting (``content`` is empty when it is new)."""
+
+    path: Path
+    exists: bool
+    content: bytes
+    conversation_ids: frozenset[str]
+    row_count: int
+    newline: bytes = b"\n"
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_existing(path: Path) -> ExistingFile:
+    """Read the file to append to (a missing file is fine: it will be created).
+
+    Rows the fixture module rejects are kept as they are and reported as warnings.
+    """
+    if not path.name.endswith(CALIBRATION_SUFFIX):
+        raise UsageError(
+            f"--append-to {path}: a calibration file's name ends in {CALIBRATION_SUFFIX} "
+            "(judges/<judge>.calibration.jsonl); use --output for other files"
+        )
+    target = path.resolve()  # append to what a symlink points at, keeping the link
+    if not target.parent.is_dir():
+        raise UsageError(f"--append-to {path}: directory {target.parent} does not exist")
+    try:
+        content = target.read_bytes()
+    except FileNotFoundError:
+        return ExistingFile(path=target, exists=False, content=b"",
+                            conversation_ids=frozenset(), row_count=0)
+    except OSError as exc:
+        raise UsageError(f"--append-to {path}: cannot read it ({exc.strerror})") from None
+    return _scan(target, content)
+
+
+def _scan(path: Path, content: bytes) -> ExistingFile:
+    ids: set[str] = set()
+    warnings: list[str] = []
+    rows = 0
+    lines = content.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        rows += 1
+        row, rejections = parse_fixture_line(line, number)
+        if row is not None:
+            rejections = rejections + verify_fixture(row, number)
+            for conversation_id in _conversation_ids(row):
+                if conversation_id in ids:
+                    warnings.append(f"{path}:{number}: conversation {conversation_id} "
+                                    "appears on more than one line")
+                ids.add(conversation_id)
+        for rejection in rejections:
+            if rejection.code not in _IGNORED_ON_EXPORT:
+                warnings.append(f"{path}:{number}: [{rejection.code}] {rejection.message} "
+                                "(left unchanged; fix or remove it by hand)")
+    newline = b"\r\n" if len(lines) > 1 and lines[0].endswith(b"\r") else b"\n"
+    return ExistingFile(path=path, exists=True, content=content, conversation_ids=frozenset(ids),
+                        row_count=rows, newline=newline, warnings=warnings)
+
+
+def _conversation_ids(row: dict[str, object]) -> set[str]:
+    """Both places a row names its conversation: either one counts as already present."""
+    found: set[str] = set()
+    for section in ("source", "judge_input"):
+        value = row.get(section)
+        if isinstance(value, dict) and isinstance(value.get("conversation_id"), str):
+            found.add(value["conversation_id"])
+    return found
+
+
+def appended_content(existing: ExistingFile, rows: list[bytes]) -> bytes:
+    """The old bytes unchanged, a line break if the last line lacked one, then ``rows``."""
+    if not rows:
+        return existing.content
+    newline = existing.newline
+    prefix = existing.content
+    if prefix and not prefix.endswith(b"\n"):
+        prefix += newline
+    return prefix + b"".join(row + newline for row in rows)
+
+
+def write_appended(existing: ExistingFile, rows: list[bytes]) -> None:
+    """Atomically replace the file with :func:`appended_content`.
+
+    Refuses when the file changed since it was read (an editor saved labels
+    meanwhile): writing would silently drop that change.
+    """
+    try:
+        current: bytes | None = existing.path.read_bytes()
+    except FileNotFoundError:
+        current = None
+    except OSError as exc:
+        raise DataError(f"cannot re-read {existing.path} before writing ({exc.strerror})") from None
+    if current != (existing.content if existing.exists else None):
+        raise DataError(
+            f"{existing.path} changed while exporting; nothing was written. Run the export again"
+        )
+    try:
+        atomic_write_bytes(existing.path, appended_content(existing, rows))
+    except OSError as exc:
+        raise DataError(
+            f"cannot write {existing.path} ({exc.strerror}); the file was left as it was"
+        ) from None

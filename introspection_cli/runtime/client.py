@@ -1,0 +1,291 @@
+"""The runtime API over HTTP (httpx), with bounded retries.
+
+Error policy (documented in docs/export.md):
+
+* 429, 502, 503, 504, timeouts and connection errors are retried, honouring
+  ``Retry-After`` (seconds or an HTTP date) up to ``RetryPolicy.max_wait``; a
+  runtime asking for a longer wait is not retried. Still failing → ServiceError
+  (exit 3) naming the URL.
+* 401 → ConfigError (exit 2): log in again. Any other 4xx → ConfigError (exit 2)
+  with the runtime's message: the request or the configured URL is wrong, and
+  retrying will not help. Other 5xx and redirects → ServiceError (exit 3).
+* A 200 whose body is not the expected JSON shape → ServiceError (exit 3).
+
+The token lives only in the client's default headers. httpx errors are never
+chained into ours (their ``request`` carries those headers), and any text that
+comes back from the runtime is scrubbed of the token before it is shown.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from introspection_cli.errors import ConfigError, ServiceError
+from introspection_cli.runtime.credentials import Credentials
+from introspection_cli.runtime.interface import ExportBatch, ExportError, Identity
+
+RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
+
+ATTEMPTS_ENV = "INTROSPECTION_HTTP_ATTEMPTS"
+MAX_WAIT_ENV = "INTROSPECTION_HTTP_MAX_WAIT"
+TIMEOUT_ENV = "INTROSPECTION_HTTP_TIMEOUT"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try: total attempts per call, the longest wait between them, the timeout."""
+
+    attempts: int = 4
+    max_wait: float = 30.0
+    timeout: float = 30.0
+    backoff: float = 0.5  # first wait when the runtime gives no Retry-After; doubles each time
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> RetryPolicy:
+        """The default policy, with overrides from ``INTROSPECTION_HTTP_*`` variables."""
+        default = cls()
+        return cls(
+            attempts=int(_env_number(environ, ATTEMPTS_ENV, default.attempts, minimum=1)),
+            max_wait=_env_number(environ, MAX_WAIT_ENV, default.max_wait, minimum=0),
+            timeout=_env_number(environ, TIMEOUT_ENV, default.timeout, minimum=0.001),
+        )
+
+    def backoff_wait(self, attempt: int) -> float:
+        """The wait after failed attempt number ``attempt`` (0-based) without Retry-After."""
+        return min(self.backoff * 2.0**attempt, self.max_wait)
+
+
+def _env_number(environ: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= minimum or value == float("inf"):
+        raise ConfigError(f"{name}={raw!r} is not a number >= {minimum:g}; fix or unset it")
+    return value
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date), or None."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class _Retry(Exception):
+    """One failed attempt worth retrying: why, and how long the runtime asked us to wait."""
+
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+
+
+class HttpRuntimeClient:
+    """:class:`~introspection_cli.runtime.interface.RuntimeApi` over real HTTP."""
+
+    def __init__(
+        self,
+        credentials: Credentials,
+        policy: RetryPolicy | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._url = credentials.url
+        self._token = credentials.token
+        self._policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._http = httpx.Client(
+            base_url=credentials.url,
+            headers={"Authorization": f"Bearer {credentials.token}", "Accept": "application/json"},
+            timeout=self._policy.timeout,
+            follow_redirects=False,  # never carry the token to wherever a redirect points
+            trust_env=False,  # no proxy or netrc from the environment sees the token
+        )
+
+    @property
+    def url(self) -> str:
+        """The runtime's base URL."""
+        return self._url
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> HttpRuntimeClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def whoami(self) -> Identity:
+        """``GET /v1/whoami``: who the token belongs to."""
+        body = self._call("GET", "/v1/whoami")
+        user = body.get("user")
+        org = body.get("org")
+        name = _display_name(user)
+        if name is None or (org is not None and not isinstance(org, dict)):
+            raise self._shape_error("/v1/whoami", 'expected {"user": {...}, "org": {...}}')
+        return Identity(user=name, org=_display_name(org))
+
+    def export_judge_fixtures(self, conversation_ids: Sequence[str]) -> ExportBatch:
+        """``POST /v1/judge-fixtures/export``."""
+        return self._export("/v1/judge-fixtures/export", "fixtures", conversation_ids)
+
+    def export_conversations(self, conversation_ids: Sequence[str]) -> ExportBatch:
+        """``POST /v1/conversations/export``."""
+        return self._export("/v1/conversations/export", "conversations", conversation_ids)
+
+    def _export(self, path: str, key: str, conversation_ids: Sequence[str]) -> ExportBatch:
+        body = self._call("POST", path, {"conversation_ids": list(conversation_ids)})
+        items = body.get(key)
+        errors = body.get("errors", [])
+        if (
+            not isinstance(items, list)
+            or not all(isinstance(item, dict) for item in items)
+            or not isinstance(errors, list)
+        ):
+            raise self._shape_error(
+                path, f'expected {{"{key}": [objects...], "errors": [...]}}'
+            )
+        return ExportBatch(items=items, errors=[self._export_error(path, e) for e in errors])
+
+    def _export_error(self, path: str, entry: object) -> ExportError:
+        if not isinstance(entry, dict) or not isinstance(entry.get("conversation_id"), str):
+            raise self._shape_error(path, "an entry of `errors` has no conversation_id")
+        return ExportError(
+            conversation_id=entry["conversation_id"],
+            code=self._clean(str(entry.get("code") or "error")),
+            message=self._clean(str(entry.get("message") or "no reason given")),
+        )
+
+    def _call(self, method: str, path: str, payload: object = None) -> dict[str, Any]:
+        """One API call with retries; returns the decoded JSON object of a 200."""
+        policy = self._policy
+        for attempt in range(policy.attempts):
+            try:
+                return self._attempt(method, path, payload)
+            except _Retry as retry:
+                last = retry
+            if attempt + 1 == policy.attempts:
+                break
+            wait = policy.backoff_wait(attempt) if last.wait is None else last.wait
+            if wait > policy.max_wait:
+                raise ServiceError(
+                    f"the runtime at {self._url} {last.reason} and asked to retry after "
+                    f"{wait:.0f}s (longer than the {policy.max_wait:g}s limit); try again later"
+                )
+            self._sleep(wait)
+        raise ServiceError(
+            f"the runtime at {self._url} {last.reason} ({policy.attempts} attempt(s)); "
+            "check the URL and your network, or try again later"
+        )
+
+    def _attempt(self, method: str, path: str, payload: object) -> dict[str, Any]:
+        try:
+            response = self._http.request(method, path, json=payload)
+        except httpx.TimeoutException:
+            raise _Retry(f"did not answer within {self._policy.timeout:g}s") from None
+        except httpx.TransportError as exc:
+            raise _Retry(f"is unreachable ({type(exc).__name__})") from None
+        status = response.status_code
+        if status == 200:
+            return self._decode(path, response)
+        if status in RETRYABLE_STATUS:
+            wait = parse_retry_after(response.headers.get("Retry-After"))
+            raise _Retry(f"answered HTTP {status}", wait)
+        message = self._runtime_message(response)
+        if status == 401:
+            raise ConfigError(
+                f"the runtime at {self._url} rejected your token (HTTP 401: {message}); "
+                "run `introspection login` again"
+            )
+        if 400 <= status < 500:
+            raise ConfigError(
+                f"the runtime at {self._url} refused {method} {path} (HTTP {status}: {message}); "
+                "check the runtime URL and your permissions"
+            )
+        raise ServiceError(
+            f"the runtime at {self._url} failed on {method} {path} (HTTP {status}: {message})"
+        )
+
+    def _decode(self, path: str, response: httpx.Response) -> dict[str, Any]:
+        try:
+            body = json.loads(response.content, parse_constant=_reject_constant,
+                              object_pairs_hook=_reject_duplicate_keys)
+        except (ValueError, UnicodeDecodeError):
+            body = None
+        if not isinstance(body, dict):
+            kind = response.headers.get("Content-Type", "no content type")
+            raise self._shape_error(path, f"the body is not a JSON object ({self._clean(kind)})")
+        return body
+
+    def _shape_error(self, path: str, detail: str) -> ServiceError:
+        return ServiceError(
+            f"the runtime at {self._url} answered {path} with an unexpected response: {detail}; "
+            "is the URL the introspection runtime's, and is it up to date?"
+        )
+
+    def _runtime_message(self, response: httpx.Response) -> str:
+        """The runtime's own error message, short and scrubbed, for our messages."""
+        try:
+            body = response.json()
+        except (ValueError, UnicodeDecodeError):
+            body = None
+        if isinstance(body, dict):
+            error = body.get("error")
+            for candidate in (error.get("message") if isinstance(error, dict) else error,
+                              body.get("message"), body.get("detail")):
+                if isinstance(candidate, str) and candidate.strip():
+                    return self._clean(candidate)
+        text = response.text.strip() if response.content else ""
+        return self._clean(text) or response.reason_phrase or "no message"
+
+    def _clean(self, text: str) -> str:
+        """Scrub the token, control characters and excess length from runtime-supplied text."""
+        text = text.replace(self._token, "[token]")
+        text = "".join(char if char.isprintable() else " " for char in text)
+        return text[:300] + ("..." if len(text) > 300 else "")
+
+
+def _display_name(entity: object) -> str | None:
+    if not isinstance(entity, dict):
+        return None
+    for key in ("email", "name", "login", "slug", "id"):
+        value = entity.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+            return str(value)
+    return None
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result

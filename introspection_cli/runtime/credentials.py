@@ -1,0 +1,189 @@
+"""Where the runtime login lives, and which URL and token a command uses.
+
+The stored login is ``credentials.json`` (``{"url": ..., "token": ...}``, mode
+0600) in the config directory (mode 0700): ``INTROSPECTION_CONFIG_DIR`` or
+``platformdirs.user_config_dir("introspection")``. ``INTROSPECTION_API_URL`` and
+``INTROSPECTION_TOKEN`` override it. No function here ever puts a token in a
+message.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from introspection_cli.errors import ConfigError
+from introspection_cli.fsutil import atomic_write_text
+
+CONFIG_DIR_ENV = "INTROSPECTION_CONFIG_DIR"
+URL_ENV = "INTROSPECTION_API_URL"
+TOKEN_ENV = "INTROSPECTION_TOKEN"  # noqa: S105 (a variable name, not a secret)
+CREDENTIALS_FILE = "credentials.json"
+
+_LOGIN_HINT = "run `introspection login`"
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """A runtime URL and the bearer token for it. ``repr`` never shows the token."""
+
+    url: str
+    token: str = field(repr=False)
+
+
+def config_dir(environ: Mapping[str, str]) -> Path:
+    """The directory holding the stored login."""
+    override = environ.get(CONFIG_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    # Imported here: only login/logout/export need it, never `introspection check`.
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("introspection"))
+
+
+def credentials_path(environ: Mapping[str, str]) -> Path:
+    """The stored-login file (it may not exist)."""
+    return config_dir(environ) / CREDENTIALS_FILE
+
+
+def normalize_url(url: str) -> str:
+    """Check a runtime URL and return it without a trailing slash.
+
+    Only http(s) is accepted, with a host and no user info, query or fragment.
+    Plain http is refused unless the host is loopback: the bearer token would
+    travel in clear text to another machine.
+    """
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"runtime URL {url!r} is not an http(s) URL; pass one like https://runtime.example"
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ConfigError(
+            f"runtime URL for host {parts.hostname!r} must not contain user info, a query "
+            "or a fragment; pass just the base URL, like https://runtime.example"
+        )
+    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        raise ConfigError(
+            f"refusing to send a token over plain http to {parts.hostname}; "
+            "use the runtime's https:// URL (plain http is only allowed for localhost)"
+        )
+    return url.rstrip("/")
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(token: str, *, source: str) -> str:
+    """Strip surrounding whitespace and reject a token that cannot be an HTTP header value.
+
+    ``source`` says where the token came from, for the message (never the token itself).
+    """
+    token = token.strip()
+    if not token:
+        raise ConfigError(f"the token from {source} is empty; {_LOGIN_HINT} and paste it again")
+    if not all(0x21 <= ord(char) <= 0x7E for char in token):
+        raise ConfigError(
+            f"the token from {source} contains spaces, control or non-ASCII characters; "
+            "copy it again from the runtime"
+        )
+    return token
+
+
+def load_stored(environ: Mapping[str, str]) -> Credentials | None:
+    """The stored login, or ``None`` when there is none."""
+    path = credentials_path(environ)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"cannot read the stored login {path} ({type(exc).__name__}); "
+            f"fix its permissions or {_LOGIN_HINT} again"
+        ) from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None  # never chain: the decoder's message quotes the file, token included
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("url"), str)
+        or not isinstance(data.get("token"), str)
+    ):
+        raise ConfigError(f"the stored login {path} is damaged; {_LOGIN_HINT} again")
+    return Credentials(url=data["url"], token=data["token"])
+
+
+def resolve_credentials(environ: Mapping[str, str]) -> Credentials:
+    """The URL and token a command uses: environment overrides first, then the stored login.
+
+    A stored token is only ever sent to the stored URL: ``INTROSPECTION_API_URL``
+    pointing elsewhere needs ``INTROSPECTION_TOKEN`` as well.
+    """
+    env_url = environ.get(URL_ENV, "").strip()
+    env_token = environ.get(TOKEN_ENV, "")
+    stored = load_stored(environ)
+    if env_token.strip():
+        token = check_token(env_token, source=TOKEN_ENV)
+        url = env_url or (stored.url if stored else "")
+        if not url:
+            raise ConfigError(f"{TOKEN_ENV} is set but no runtime URL is: set {URL_ENV} too")
+        return Credentials(url=normalize_url(url), token=token)
+    if stored is None:
+        raise ConfigError(f"not logged in to a runtime; {_LOGIN_HINT} (or set {TOKEN_ENV})")
+    if env_url and normalize_url(env_url) != normalize_url(stored.url):
+        raise ConfigError(
+            f"{URL_ENV} points at {normalize_url(env_url)} but you are logged in to "
+            f"{stored.url}; set {TOKEN_ENV} for that runtime, or log in to it"
+        )
+    return Credentials(
+        url=normalize_url(stored.url), token=check_token(stored.token, source="the stored login")
+    )
+
+
+def save_credentials(credentials: Credentials, environ: Mapping[str, str]) -> Path:
+    """Store the login atomically: file 0600 inside a 0700 directory. Returns the file."""
+    directory = config_dir(environ)
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # The directory is introspection's own: tighten it even if it already existed.
+        if stat.S_IMODE(directory.stat().st_mode) != 0o700:
+            os.chmod(directory, 0o700)
+        path = directory / CREDENTIALS_FILE
+        text = json.dumps({"url": credentials.url, "token": credentials.token}, indent=2) + "\n"
+        atomic_write_text(path, text, mode=0o600)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot store the login in {directory} ({exc.strerror or type(exc).__name__}); "
+            f"set {CONFIG_DIR_ENV} to a writable directory"
+        ) from None
+    return path
+
+
+def remove_credentials(environ: Mapping[str, str]) -> Path | None:
+    """Delete the stored login. Returns the removed file, or ``None`` if there was none."""
+    path = credentials_path(environ)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot remove the stored login {path} ({exc.strerror or type(exc).__name__})"
+        ) from None
+    return path

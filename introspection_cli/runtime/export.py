@@ -1,0 +1,202 @@
+"""``introspection conversations get``: fetch from the runtime, verify, write.
+
+Every judge fixture is checked with the fixture module (SPEC §2.3, labels
+aside) before it is written; a fixture that fails is reported and left out,
+and the rest are still written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from introspection_cli.errors import DataError, UsageError
+from introspection_cli.fixture import parse_fixture_line, verify_fixture
+from introspection_cli.fsutil import atomic_write_bytes
+from introspection_cli.runtime.appendfile import ExistingFile, read_existing, write_appended
+from introspection_cli.runtime.auth import ClientFactory, default_client_factory
+from introspection_cli.runtime.credentials import resolve_credentials
+from introspection_cli.runtime.ids import read_ids_file
+from introspection_cli.runtime.interface import ExportBatch, RuntimeApi
+
+FORMATS = ("json",)
+_IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """What ``conversations get`` was asked to do (``None`` paths: not given)."""
+
+    ids_file: Path | None
+    judge_fixtures: bool = False
+    format: str = "json"
+    output: Path | None = None
+    append_to: Path | None = None
+    force: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExportFailure:
+    """A requested conversation that was not written, and why."""
+
+    conversation_id: str
+    reason: str
+
+
+@dataclass(slots=True)
+class ExportResult:
+    """What happened. ``rows`` are the written JSON lines (no line break); for stdout the
+    caller prints them (``destination`` is ``None``)."""
+
+    requested: list[str]
+    rows: list[bytes] = field(default_factory=list)
+    destination: Path | None = None
+    skipped_existing: list[str] = field(default_factory=list)
+    duplicate_ids: list[str] = field(default_factory=list)
+    failures: list[ExportFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def validate_options(options: ExportOptions) -> None:
+    """Reject flag combinations before anything is read or requested (exit 2)."""
+    if options.format not in FORMATS:
+        raise UsageError(f"--format {options.format!r} is not supported; the only format is json")
+    if options.ids_file is None:
+        what = "--judge-fixtures requires" if options.judge_fixtures else "pass"
+        raise UsageError(f"{what} --ids-file FILE (one conversation id per line)")
+    if options.output is not None and options.append_to is not None:
+        raise UsageError("--output and --append-to are mutually exclusive; pick one")
+    if options.append_to is not None and not options.judge_fixtures:
+        raise UsageError("--append-to adds calibration rows: it requires --judge-fixtures")
+    if options.force and options.output is None:
+        raise UsageError("--force only applies to --output")
+
+
+def export(options: ExportOptions, environ: Mapping[str, str],
+           client_factory: ClientFactory | None = None) -> ExportResult:
+    """Run the export: local checks first, then one runtime call, then verify and write."""
+    validate_options(options)
+    assert options.ids_file is not None  # validate_options guarantees it
+    ids = read_ids_file(options.ids_file)
+    _check_output(options)
+    existing = read_existing(options.append_to) if options.append_to is not None else None
+    result = ExportResult(requested=ids.ids, duplicate_ids=ids.duplicates,
+                          warnings=list(existing.warnings) if existing else [])
+    wanted = ids.ids
+    if existing is not None:
+        result.skipped_existing = [i for i in ids.ids if i in existing.conversation_ids]
+        wanted = [i for i in ids.ids if i not in existing.conversation_ids]
+    if wanted:
+        batch = _fetch(options, wanted, environ, client_factory)
+        if options.judge_fixtures:
+            first_line = (existing.row_count if existing else 0) + 1
+            result.rows = _accept_fixtures(wanted, batch, first_line, result.failures)
+        else:
+            result.rows = [_json_line(item) for item in batch.items]
+        result.failures.extend(_reported_failures(batch))
+        if options.judge_fixtures:
+            result.failures.extend(_missing(wanted, batch, result.failures))
+    _write(options, existing, result)
+    return result
+
+
+def _check_output(options: ExportOptions) -> None:
+    output = options.output
+    if output is None:
+        return
+    if output.is_dir():
+        raise UsageError(f"--output {output} is a directory; pass a file name")
+    if output.exists() and not options.force:
+        raise UsageError(f"--output {output} already exists; pass --force to replace it, "
+                         "or --append-to to add rows to a calibration file")
+    if not output.resolve().parent.is_dir():
+        raise UsageError(f"--output {output}: its directory does not exist")
+
+
+def _fetch(options: ExportOptions, wanted: list[str], environ: Mapping[str, str],
+           client_factory: ClientFactory | None) -> ExportBatch:
+    credentials = resolve_credentials(environ)
+    client: RuntimeApi = (client_factory or default_client_factory(environ))(credentials)
+    try:
+        if options.judge_fixtures:
+            return client.export_judge_fixtures(wanted)
+        return client.export_conversations(wanted)
+    finally:
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+
+
+def _accept_fixtures(wanted: list[str], batch: ExportBatch, first_line: int,
+                     failures: list[ExportFailure]) -> list[bytes]:
+    """Verify each fixture; return the good ones in ids-file order, record the rest."""
+    accepted: dict[str, bytes] = {}
+    for item in batch.items:
+        conversation_id = _source_id(item)
+        line = _json_line(item)
+        rejections = _verify(line, first_line + len(accepted))
+        if rejections:
+            failures.append(ExportFailure(conversation_id or "(no conversation id)",
+                                          "the runtime sent a fixture that fails verification: "
+                                          + "; ".join(rejections)))
+        elif conversation_id not in wanted:
+            failures.append(ExportFailure(str(conversation_id),
+                                          "the runtime sent a conversation that was not requested"))
+        elif conversation_id in accepted:
+            failures.append(ExportFailure(
+                conversation_id, "the runtime sent this conversation twice; kept the first"))
+        else:
+            accepted[conversation_id] = line
+    return [accepted[i] for i in wanted if i in accepted]
+
+
+def _verify(line: bytes, number: int) -> list[str]:
+    row, rejections = parse_fixture_line(line, number)
+    if row is not None:
+        rejections = rejections + verify_fixture(row, number)
+    return [f"[{r.code}] {r.message}" for r in rejections if r.code not in _IGNORED_ON_EXPORT]
+
+
+def _reported_failures(batch: ExportBatch) -> list[ExportFailure]:
+    return [ExportFailure(e.conversation_id, f"the runtime could not export it: [{e.code}] "
+                          f"{e.message}") for e in batch.errors]
+
+
+def _missing(wanted: list[str], batch: ExportBatch,
+             failures: list[ExportFailure]) -> list[ExportFailure]:
+    """Requested ids the runtime neither exported nor reported: never drop one silently."""
+    answered = {_source_id(item) for item in batch.items}
+    answered |= {e.conversation_id for e in batch.errors}
+    answered |= {f.conversation_id for f in failures}
+    return [ExportFailure(i, "the runtime returned neither a fixture nor an error for it")
+            for i in wanted if i not in answered]
+
+
+def _source_id(item: dict[str, Any]) -> str | None:
+    source = item.get("source")
+    if isinstance(source, dict) and isinstance(source.get("conversation_id"), str):
+        return str(source["conversation_id"])
+    return None
+
+
+def _json_line(item: dict[str, Any]) -> bytes:
+    """One object as one compact UTF-8 JSON line, keys in the runtime's order."""
+    return json.dumps(item, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8")
+
+
+def _write(options: ExportOptions, existing: ExistingFile | None, result: ExportResult) -> None:
+    if not result.rows:
+        return  # never create or touch a file just to write nothing
+    if existing is not None:
+        write_appended(existing, result.rows)
+        result.destination = existing.path
+    elif options.output is not None:
+        try:
+            atomic_write_bytes(options.output, b"".join(row + b"\n" for row in result.rows))
+        except OSError as exc:
+            raise DataError(f"cannot write {options.output} ({exc.strerror})") from None
+        result.destination = options.output

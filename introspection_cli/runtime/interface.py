@@ -1,0 +1,64 @@
+"""The runtime API as the rest of the tool sees it: one protocol and its values.
+
+The real implementation is :class:`introspection_cli.runtime.client.HttpRuntimeClient`;
+anything with these three methods (a test fake, another transport) can stand in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+#: The runtime refuses more than this many conversation ids per export call (SPEC §3.3).
+MAX_IDS_PER_EXPORT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a token belongs to, as ``GET /v1/whoami`` reports it."""
+
+    user: str
+    org: str | None = None
+
+    def describe(self) -> str:
+        """``user`` or ``user (org)``, for messages."""
+        return f"{self.user} ({self.org})" if self.org else self.user
+
+
+@dataclass(frozen=True, slots=True)
+class ExportError:
+    """One conversation the runtime could not export (an entry of its ``errors`` array)."""
+
+    conversation_id: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExportBatch:
+    """The answer to one export call: the exported objects, in the runtime's order, and errors."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[ExportError] = field(default_factory=list)
+
+
+class RuntimeApi(Protocol):
+    """The three runtime calls this tool makes (SPEC §3.3)."""
+
+    @property
+    def url(self) -> str:
+        """The runtime's base URL, for messages."""
+        ...
+
+    def whoami(self) -> Identity:
+        """``GET /v1/whoami``."""
+        ...
+
+    def export_judge_fixtures(self, conversation_ids: Sequence[str]) -> ExportBatch:
+        """``POST /v1/judge-fixtures/export``: judge_fixture rows."""
+        ...
+
+    def export_conversations(self, conversation_ids: Sequence[str]) -> ExportBatch:
+        """``POST /v1/conversations/export``: the runtime's ordinary conversation bundles."""
+        ...
