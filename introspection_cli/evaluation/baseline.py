@@ -1,0 +1,220 @@
+"""``--baseline FILE``: compare a report with a previous one (SPEC §3.2, issue 4 item 9).
+
+The comparison answers the question a user iterating a rubric has: did my
+edit make the judge agree with the labels more, or is the difference noise?
+It shows per-split deltas, the rows whose outcome changed, and McNemar's
+exact test over the rows scored in both runs.
+
+Errors: a baseline path that does not exist or cannot be read is a usage
+error (exit 2, like any missing path on the command line); a file that is
+not a version-1 eval report is a data error (exit 1).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from introspection_cli.errors import DataError, UsageError
+from introspection_cli.evaluation.metrics import agrees, mcnemar_exact
+from introspection_cli.evaluation.outcomes import SPLITS
+from introspection_cli.evaluation.report import REPORT_VERSION, load_report_schema
+
+#: The statistics whose change is shown, in display order.
+COMPARED_STATISTICS: tuple[str, ...] = ("agreement", "kappa", "tpr", "tnr")
+
+_REMAKE_HINT = "write a new one with `introspection judges eval --output FILE`"
+
+
+@dataclass(frozen=True, slots=True)
+class StatDelta:
+    """One statistic before (baseline) and after (this run); ``delta`` is None if either is null."""
+
+    statistic: str
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+
+@dataclass(frozen=True, slots=True)
+class SplitDelta:
+    split: str
+    n_before: int
+    n_after: int
+    statistics: tuple[StatDelta, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedRow:
+    """A conversation in both reports whose outcome (or label) differs."""
+
+    line: int  # in this run's calibration file
+    conversation_id: str
+    expected: str
+    expected_before: str
+    before: str
+    after: str
+
+    @property
+    def relabelled(self) -> bool:
+        return self.expected != self.expected_before
+
+
+@dataclass(frozen=True, slots=True)
+class McNemar:
+    """McNemar's exact test over the rows scored in both runs with the same label.
+
+    ``improved`` rows disagreed with the label in the baseline and agree now;
+    ``regressed`` the reverse. Rows right (or wrong) in both runs carry no
+    information about the change and only count in ``paired``.
+    """
+
+    paired: int
+    improved: int
+    regressed: int
+    p_value: float
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeComparison:
+    name: str
+    model_before: str  # "provider/model"
+    model_after: str
+    splits: tuple[SplitDelta, ...]
+    changed: tuple[ChangedRow, ...]
+    mcnemar: McNemar
+    only_in_baseline: int  # conversations the baseline scored and this run does not have
+    only_in_current: int
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """This run against a baseline report, judge by judge (matched by name)."""
+
+    judges: tuple[JudgeComparison, ...]
+    judges_only_in_baseline: tuple[str, ...]
+    judges_only_in_current: tuple[str, ...]
+
+
+def load_baseline(path: Path) -> dict[str, Any]:
+    """Read and validate a previous JSON report for ``--baseline``.
+
+    Raises :class:`UsageError` when the file is missing or unreadable and
+    :class:`DataError` when it is not a valid version-1 eval report.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError as exc:
+        raise UsageError(f"baseline {path} does not exist; pass a JSON report "
+                         f"written by `introspection judges eval --output FILE`") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
+    try:
+        report = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"baseline {path} is not UTF-8 text, so not a JSON report; "
+                        f"{_REMAKE_HINT}") from exc
+    except ValueError as exc:  # json.JSONDecodeError and the NaN/Infinity rejection
+        raise DataError(f"baseline {path} is not valid JSON ({exc}); {_REMAKE_HINT}") from exc
+    _check_report_shape(path, report)
+    return report  # type: ignore[no-any-return]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_report_shape(path: Path, report: Any) -> None:
+    if not isinstance(report, dict) or "report_version" not in report:
+        raise DataError(f"baseline {path} is not an eval report (no report_version); "
+                        f"{_REMAKE_HINT}")
+    version = report["report_version"]
+    if version != REPORT_VERSION or isinstance(version, bool):
+        raise DataError(f"baseline {path} has report_version {json.dumps(version)}; this "
+                        f"introspection reads version {REPORT_VERSION}; {_REMAKE_HINT}")
+    import jsonschema  # lazily: only --baseline needs it
+
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(load_report_schema()).iter_errors(report))
+    if error is not None:
+        where = error.json_path
+        raise DataError(f"baseline {path} is not a valid eval report: at {where}: "
+                        f"{error.message}; {_REMAKE_HINT}")
+
+
+def compare_with_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> Comparison:
+    """Compare ``report`` (this run) with ``baseline``; judges are matched by name."""
+    before = {judge["name"]: judge for judge in baseline["judges"]}
+    after = {judge["name"]: judge for judge in report["judges"]}
+    return Comparison(
+        judges=tuple(_compare_judge(before[name], judge)
+                     for name, judge in after.items() if name in before),
+        judges_only_in_baseline=tuple(name for name in before if name not in after),
+        judges_only_in_current=tuple(name for name in after if name not in before),
+    )
+
+
+def _compare_judge(before: Mapping[str, Any], after: Mapping[str, Any]) -> JudgeComparison:
+    rows_before = {row["conversation_id"]: row for row in before["rows"]}
+    rows_after = {row["conversation_id"]: row for row in after["rows"]}
+    common = [cid for cid in rows_after if cid in rows_before]
+    changed = [
+        ChangedRow(line=rows_after[cid]["line"], conversation_id=cid,
+                   expected=rows_after[cid]["expected"],
+                   expected_before=rows_before[cid]["expected"],
+                   before=rows_before[cid]["outcome"], after=rows_after[cid]["outcome"])
+        for cid in common
+        if (rows_before[cid]["outcome"], rows_before[cid]["expected"])
+        != (rows_after[cid]["outcome"], rows_after[cid]["expected"])
+    ]
+    return JudgeComparison(
+        name=after["name"],
+        model_before=f"{before['provider']}/{before['model']}",
+        model_after=f"{after['provider']}/{after['model']}",
+        splits=tuple(_split_delta(split, before["splits"][split], after["splits"][split])
+                     for split in SPLITS),
+        changed=tuple(sorted(changed, key=lambda row: row.line)),
+        mcnemar=_mcnemar([(rows_before[cid], rows_after[cid]) for cid in common]),
+        only_in_baseline=sum(cid not in rows_after for cid in rows_before),
+        only_in_current=len(rows_after) - len(common),
+    )
+
+
+def _split_delta(split: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> SplitDelta:
+    return SplitDelta(
+        split=split, n_before=before["n"], n_after=after["n"],
+        statistics=tuple(StatDelta(name, _point(before[name]), _point(after[name]))
+                         for name in COMPARED_STATISTICS),
+    )
+
+
+def _point(statistic: Any) -> float | None:
+    """The point value of a report statistic: an interval's ``value``, kappa itself, or None."""
+    if isinstance(statistic, Mapping):
+        return float(statistic["value"])
+    return None if statistic is None else float(statistic)
+
+
+def _mcnemar(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> McNemar:
+    # Only rows that are the same question both times pair up: an error in
+    # either run has no verdict to compare, and a relabelled row is scored
+    # against a different answer.
+    scored = [(before, after) for before, after in pairs
+              if "error" not in (before["outcome"], after["outcome"])
+              and before["expected"] == after["expected"]]
+    improved = regressed = 0
+    for before, after in scored:
+        was_right = agrees(before["expected"], before["outcome"])
+        is_right = agrees(after["expected"], after["outcome"])
+        improved += is_right and not was_right
+        regressed += was_right and not is_right
+    return McNemar(paired=len(scored), improved=improved, regressed=regressed,
+                   p_value=mcnemar_exact(regressed, improved))

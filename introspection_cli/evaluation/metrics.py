@@ -1,0 +1,209 @@
+"""Agreement statistics for a judge's outcomes against human labels (SPEC §3.2).
+
+Pure functions over :class:`~introspection_cli.evaluation.outcomes.RowOutcome`
+values, standard library only. Two rules hold everywhere:
+
+* ``error`` rows are counted and shown but excluded from every denominator:
+  a provider failure or an unparseable reply says nothing about the rubric.
+* a statistic whose denominator is empty is ``None`` (JSON ``null``), never 0,
+  so "no data" cannot be mistaken for "always wrong".
+
+``gated`` (the gate did not fire, no model call) agrees with an expected
+``not_applicable`` and disagrees with ``pass``/``fail``; for kappa it is the
+class ``not_applicable``. See ``docs/statistics.md`` for how to read them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS, RowOutcome
+
+#: The two-sided 95% normal quantile, Φ⁻¹(0.975).
+Z_95 = 1.959963984540054
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A proportion with its Wilson score interval; ``low <= value <= high``, all in [0, 1]."""
+
+    value: float
+    low: float
+    high: float
+
+    def as_json(self) -> dict[str, float]:
+        return {"value": self.value, "low": self.low, "high": self.high}
+
+
+@dataclass(frozen=True, slots=True)
+class SplitStats:
+    """The statistics of one judge on one split (one ``STATS`` object of SPEC §3.2)."""
+
+    n: int
+    judged: int
+    gated: int
+    errors: int
+    unstable: int
+    agreement: Interval | None
+    kappa: float | None
+    tpr: Interval | None
+    tnr: Interval | None
+    #: expected label -> outcome -> count; every verdict and every outcome present.
+    confusion: Mapping[str, Mapping[str, int]]
+
+    def as_json(self) -> dict[str, Any]:
+        """The SPEC §3.2 ``STATS`` object."""
+        return {
+            "n": self.n,
+            "judged": self.judged,
+            "gated": self.gated,
+            "errors": self.errors,
+            "unstable": self.unstable,
+            "agreement": _interval_json(self.agreement),
+            "kappa": self.kappa,
+            "tpr": _interval_json(self.tpr),
+            "tnr": _interval_json(self.tnr),
+            "confusion": {label: dict(counts) for label, counts in self.confusion.items()},
+        }
+
+
+def _interval_json(interval: Interval | None) -> dict[str, float] | None:
+    return None if interval is None else interval.as_json()
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> Interval | None:
+    """The Wilson score interval for ``successes`` out of ``n``; ``None`` when ``n == 0``.
+
+    Wilson rather than the textbook ``p ± z·sqrt(p(1-p)/n)``: on the small
+    samples calibration sets have, the latter collapses to zero width at
+    10/10 and can leave [0, 1]; Wilson does neither.
+    """
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0:
+        return None
+    p = successes / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half_width = (z / denominator) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    # Clamp: at p = 0 or 1 rounding can put a bound a hair on the wrong side of p.
+    low = max(0.0, min(p, centre - half_width))
+    high = min(1.0, max(p, centre + half_width))
+    return Interval(value=p, low=low, high=high)
+
+
+def _as_verdict(label: str) -> str:
+    """Map an outcome to a kappa class: ``gated`` means the judge did not apply."""
+    if label == "gated":
+        return "not_applicable"
+    if label not in VERDICTS:
+        raise ValueError(f"kappa is over the three verdicts and gated, not {label!r}")
+    return label
+
+
+def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
+    """Cohen's kappa over (expected, outcome) pairs, three classes, ``gated`` as not_applicable.
+
+    ``None`` when it is undefined: no pairs, or chance agreement p_e = 1,
+    which happens exactly when both sides used one and the same class for
+    every row (kappa is then 0/0: agreement is perfect but there is nothing
+    to tell apart from chance). Callers must drop ``error`` rows first; an
+    ``error`` label raises ``ValueError``.
+    """
+    if not pairs:
+        return None
+    classes: dict[str, int] = {label: index for index, label in enumerate(VERDICTS)}
+    expected_totals = [0] * len(VERDICTS)
+    outcome_totals = [0] * len(VERDICTS)
+    diagonal = 0
+    for expected, outcome in pairs:
+        row, column = classes[_as_verdict(expected)], classes[_as_verdict(outcome)]
+        expected_totals[row] += 1
+        outcome_totals[column] += 1
+        diagonal += row == column
+    total = len(pairs)
+    # kappa = (p_o - p_e) / (1 - p_e), multiplied through by total² so the
+    # undefined case is an exact integer zero rather than a float near it.
+    chance = sum(e * o for e, o in zip(expected_totals, outcome_totals, strict=True))
+    denominator = total * total - chance
+    if denominator == 0:
+        return None
+    return (total * diagonal - chance) / denominator
+
+
+def agrees(expected: str, outcome: str) -> bool:
+    """Whether an outcome agrees with the label; ``gated`` agrees with ``not_applicable``."""
+    return outcome == expected or (outcome == "gated" and expected == "not_applicable")
+
+
+def confusion_matrix(rows: Iterable[RowOutcome]) -> dict[str, dict[str, int]]:
+    """Expected label -> outcome -> count, with every verdict and outcome present (zeros kept)."""
+    matrix: dict[str, dict[str, int]] = {
+        label: dict.fromkeys(OUTCOMES, 0) for label in VERDICTS
+    }
+    for row in rows:
+        matrix[row.expected][row.outcome] += 1
+    return matrix
+
+
+def _rate(rows: Sequence[RowOutcome], label: str) -> Interval | None:
+    """Share of rows expected ``label`` whose outcome is ``label`` (TPR for pass, TNR for fail)."""
+    labelled = [row for row in rows if row.expected == label]
+    return wilson_interval(sum(row.outcome == label for row in labelled), len(labelled))
+
+
+def split_stats(rows: Sequence[RowOutcome]) -> SplitStats:
+    """Every statistic of SPEC §3.2 over ``rows`` (one split of one judge).
+
+    ``unstable`` counts rows whose samples disagreed, including ties, which
+    are ``error`` rows ("no majority").
+    """
+    scored = [row for row in rows if row.outcome != "error"]
+    return SplitStats(
+        n=len(rows),
+        judged=sum(row.outcome in VERDICTS for row in rows),
+        gated=sum(row.outcome == "gated" for row in rows),
+        errors=len(rows) - len(scored),
+        unstable=sum(row.unstable for row in rows),
+        agreement=wilson_interval(sum(agrees(r.expected, r.outcome) for r in scored), len(scored)),
+        kappa=cohen_kappa([(row.expected, row.outcome) for row in scored]),
+        tpr=_rate(scored, "pass"),
+        tnr=_rate(scored, "fail"),
+        confusion=confusion_matrix(rows),
+    )
+
+
+def split_key(row: RowOutcome) -> str:
+    """The report split a row belongs to besides ``all``: its split, or ``unsplit`` when null."""
+    return row.split if row.split is not None else "unsplit"
+
+
+def stats_by_split(rows: Sequence[RowOutcome]) -> dict[str, SplitStats]:
+    """:func:`split_stats` for every split in :data:`SPLITS` order; empty splits have ``n == 0``."""
+    by_split: dict[str, list[RowOutcome]] = {split: [] for split in SPLITS}
+    for row in rows:
+        by_split[split_key(row)].append(row)
+        by_split["all"].append(row)
+    return {split: split_stats(split_rows) for split, split_rows in by_split.items()}
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs.
+
+    Under "no change", each of the ``b + c`` rows that changed correctness is
+    equally likely to have gone either way, so ``min(b, c)`` is
+    Binomial(b + c, 1/2); the p-value doubles its lower tail, capped at 1.
+    No discordant pairs gives 1.0 (no evidence of a change).
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1))
+    # Exact integers until the one division, so large n neither overflows nor drifts.
+    return min(1.0, 2 * tail / (1 << n))

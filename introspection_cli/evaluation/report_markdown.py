@@ -1,0 +1,135 @@
+"""The GitHub-flavoured Markdown rendering of an eval report, for pull-request comments.
+
+A table of splits per judge, the confusion matrix and the rejected,
+disagreeing and error rows (long lists folded in ``<details>``), usage, and
+the baseline comparison when there is one. Untrusted text (reasoning,
+conversation ids, messages) is escaped so it cannot break a table or inject
+markup into the comment.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from introspection_cli.evaluation.baseline import Comparison, JudgeComparison
+from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.evaluation.report_text import (
+    REASONING_LIMIT,
+    STATS_COLUMNS,
+    clean,
+    disagreements,
+    format_delta,
+    mcnemar_sentence,
+    stats_cells,
+)
+
+#: Row lists longer than this are folded into a ``<details>`` block.
+FOLD_AFTER = 10
+
+
+def cell(text: str, limit: int | None = None) -> str:
+    """``text`` safe inside a table cell: one line, HTML escaped, pipes and backticks escaped."""
+    escaped = html.escape(clean(text, limit), quote=False)
+    # "@" as an entity so model reasoning cannot mention (and notify) a GitHub user.
+    return escaped.replace("|", "\\|").replace("`", "\\`").replace("@", "&#64;")
+
+
+def code(text: str) -> str:
+    """``text`` as an inline code span (backticks inside it would end the span early)."""
+    return "`" + clean(text).replace("`", "'") + "`"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header),
+            *("| " + " | ".join(cells) + " |" for cells in rows)]
+
+
+def _folded(title: str, table: list[str], count: int) -> list[str]:
+    if count <= FOLD_AFTER:
+        return [f"**{title}** ({count})", "", *table]
+    return [f"<details><summary>{title} ({count})</summary>", "", *table, "", "</details>"]
+
+
+def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None = None) -> str:
+    """The report (and the comparison with a baseline, if given) as GitHub-flavoured Markdown."""
+    lines = [f"## Judge calibration: {code(report['recipe'])}"]
+    if not report["judges"]:
+        lines += ["", "No judge was evaluated."]
+    for judge in report["judges"]:
+        lines += ["", *_judge_markdown(judge)]
+    usage = report["usage"]
+    lines += ["", f"Usage: {usage['requests']} requests, {usage['cached']} cache hits, "
+                  f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens."]
+    if comparison is not None:
+        lines += ["", *comparison_markdown(comparison)]
+    return "\n".join(lines) + "\n"
+
+
+def _judge_markdown(judge: Mapping[str, Any]) -> list[str]:
+    lines = [f"### {code(judge['name'])} ({code(judge['provider'] + '/' + judge['model'])})", ""]
+    lines += _table(STATS_COLUMNS, [stats_cells(split, judge["splits"][split])
+                                    for split in SPLITS])
+    confusion = judge["splits"]["all"]["confusion"]
+    lines += ["", "Confusion on split `all` (rows: expected, columns: outcome)", ""]
+    lines += _table(("expected", *OUTCOMES),
+                    [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS])
+    lines += _row_lists(judge)
+    return lines
+
+
+def _row_lists(judge: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    rejected = judge["rejected"]
+    if rejected:
+        table = _table(("line", "code", "message"),
+                       [[str(r["line"]), f"`{r['code']}`", cell(r["message"])] for r in rejected])
+        lines += ["", *_folded("Rejected rows", table, len(rejected))]
+    disagreeing = disagreements(judge["rows"])
+    if disagreeing:
+        table = _table(("line", "conversation", "expected", "outcome", "reasoning"),
+                       [[str(r["line"]), cell(r["conversation_id"]), r["expected"],
+                         r["outcome"] + (" (unstable)" if r["unstable"] else ""),
+                         cell(r["reasoning"] or "", REASONING_LIMIT)] for r in disagreeing])
+        lines += ["", *_folded("Disagreements", table, len(disagreeing))]
+    errors = [row for row in judge["rows"] if row["outcome"] == "error"]
+    if errors:
+        table = _table(("line", "conversation", "expected", "error"),
+                       [[str(r["line"]), cell(r["conversation_id"]), r["expected"],
+                         cell(r["error"] or "no reason recorded", REASONING_LIMIT)]
+                        for r in errors])
+        lines += ["", *_folded("Errors", table, len(errors))]
+    return lines
+
+
+def comparison_markdown(comparison: Comparison) -> list[str]:
+    """The baseline comparison as Markdown lines: a delta table per judge, changed rows."""
+    lines = ["### Compared with baseline"]
+    for name in comparison.judges_only_in_baseline:
+        lines += ["", f"{code(name)}: in the baseline only."]
+    for name in comparison.judges_only_in_current:
+        lines += ["", f"{code(name)}: new, not in the baseline."]
+    for judge in comparison.judges:
+        lines += ["", *_judge_comparison_markdown(judge)]
+    return lines
+
+
+def _judge_comparison_markdown(judge: JudgeComparison) -> list[str]:
+    title = f"**{code(judge.name)}**"
+    if judge.model_before != judge.model_after:
+        title += f" (model {code(judge.model_before)} → {code(judge.model_after)})"
+    header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
+    rows = [[split.split, f"{split.n_before} → {split.n_after}",
+             *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
+    lines = [title, "", *_table(header, rows), "", mcnemar_sentence(judge) + "."]
+    if judge.only_in_baseline or judge.only_in_current:
+        lines += ["", f"Rows only in the baseline: {judge.only_in_baseline}; "
+                      f"only in this run: {judge.only_in_current}."]
+    if judge.changed:
+        table = _table(("line", "conversation", "expected", "baseline", "now"),
+                       [[str(r.line), cell(r.conversation_id),
+                         f"{r.expected_before} → {r.expected}" if r.relabelled else r.expected,
+                         r.before, r.after] for r in judge.changed])
+        lines += ["", *_folded("Changed rows", table, len(judge.changed))]
+    return lines

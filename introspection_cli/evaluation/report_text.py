@@ -1,0 +1,195 @@
+"""The terminal rendering of an eval report and of a baseline comparison.
+
+Renders the SPEC §3.2 report dict (fresh or loaded from disk). Colour is
+plain ANSI SGR, only when the caller asks (the CLI decides from the TTY and
+``NO_COLOR``); Rich is not needed for a few aligned columns. Model reasoning
+and conversation ids are untrusted text: control characters are removed so
+a reply cannot move the cursor or recolour the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from introspection_cli.evaluation.baseline import Comparison, JudgeComparison, StatDelta
+from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+
+#: Shown in place of a null statistic.
+NULL = "—"
+#: Longest reasoning shown for one disagreement; the JSON report keeps it whole.
+REASONING_LIMIT = 280
+#: Below this McNemar p-value a change in agreement is called unlikely to be chance.
+SIGNIFICANCE = 0.05
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_WHITESPACE = re.compile(r"\s+")
+_STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
+
+STATS_COLUMNS: tuple[str, ...] = ("split", "n", "judged", "gated", "errors", "unstable",
+                                  "agreement", "kappa", "tpr", "tnr")
+
+
+def clean(text: str, limit: int | None = None) -> str:
+    """``text`` on one line without control characters, cut at ``limit`` chars with an ellipsis."""
+    flat = _WHITESPACE.sub(" ", _CONTROL.sub(" ", text)).strip()
+    if limit is not None and len(flat) > limit:
+        return flat[: limit - 1].rstrip() + "…"
+    return flat
+
+
+def format_interval(interval: Mapping[str, float] | None) -> str:
+    """``0.800 (0.490–0.943)``, or the null mark."""
+    if interval is None:
+        return NULL
+    return f"{interval['value']:.3f} ({interval['low']:.3f}–{interval['high']:.3f})"
+
+
+def format_kappa(kappa: float | None) -> str:
+    return NULL if kappa is None else f"{kappa:.3f}"
+
+
+def format_delta(delta: StatDelta) -> str:
+    """``0.750 → 0.833 (+0.083)``; a null side shows the null mark and no difference."""
+    before = NULL if delta.before is None else f"{delta.before:.3f}"
+    after = NULL if delta.after is None else f"{delta.after:.3f}"
+    change = "" if delta.delta is None else f" ({delta.delta:+.3f})"
+    return f"{before} → {after}{change}"
+
+
+def stats_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
+    """One table row of :data:`STATS_COLUMNS` for one split."""
+    return [split, *(str(stats[key]) for key in ("n", "judged", "gated", "errors", "unstable")),
+            format_interval(stats["agreement"]), format_kappa(stats["kappa"]),
+            format_interval(stats["tpr"]), format_interval(stats["tnr"])]
+
+
+def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Rows scored against their label that disagree with it (errors are listed apart)."""
+    return [row for row in rows if row["outcome"] != "error" and not (
+        row["outcome"] == row["expected"]
+        or (row["outcome"] == "gated" and row["expected"] == "not_applicable"))]
+
+
+class _Painter:
+    """Wraps text in ANSI styles, or leaves it alone when colour is off."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, style: str) -> str:
+        return f"\x1b[{_STYLES[style]}m{text}\x1b[0m" if self.color else text
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """Left-aligned first column, right-aligned numbers, two spaces between columns."""
+    widths = [max(len(cells[i]) for cells in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        return (indent + "  ".join((first, *rest))).rstrip()
+
+    return [line(header), *(line(cells) for cells in rows)]
+
+
+def render_text(report: Mapping[str, Any], *, color: bool) -> str:
+    """The human-readable report: per judge, the split table, confusion, rejected rows,
+    disagreements and errors; then usage."""
+    paint = _Painter(color)
+    lines = [paint(f"recipe {report['recipe']}", "bold")]
+    if not report["judges"]:
+        lines.append("no judge was evaluated")
+    for judge in report["judges"]:
+        lines.append("")
+        lines.extend(_judge_lines(judge, paint))
+    usage = report["usage"]
+    lines += ["", f"usage: {usage['requests']} requests, {usage['cached']} cache hits, "
+                  f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens"]
+    return "\n".join(lines) + "\n"
+
+
+def _judge_lines(judge: Mapping[str, Any], paint: _Painter) -> list[str]:
+    lines = [paint(f"judge {judge['name']}", "bold") + f" ({judge['provider']}/{judge['model']})"]
+    lines += _table(STATS_COLUMNS, [stats_cells(split, judge["splits"][split]) for split in SPLITS])
+    lines += ["", "  confusion on split all (rows: expected, columns: outcome)"]
+    confusion = judge["splits"]["all"]["confusion"]
+    lines += _table(("expected", *OUTCOMES),
+                    [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS],
+                    indent="    ")
+    for title, style, items, describe in _sections(judge):
+        if items:
+            lines += ["", paint(f"  {title} ({len(items)})", style)]
+            for item in items:
+                lines.extend("    " + text for text in describe(item))
+    return lines
+
+
+_Section = tuple[str, str, Sequence[Mapping[str, Any]], Callable[[Mapping[str, Any]], list[str]]]
+
+
+def _sections(judge: Mapping[str, Any]) -> list[_Section]:
+    errors = [row for row in judge["rows"] if row["outcome"] == "error"]
+    return [
+        ("rejected rows", "red", judge["rejected"],
+         lambda r: [f"line {r['line']}: [{r['code']}] {clean(r['message'])}"]),
+        ("disagreements", "yellow", disagreements(judge["rows"]), _disagreement_lines),
+        ("errors", "red", errors,
+         lambda r: [f"line {r['line']} {clean(r['conversation_id'])}: expected {r['expected']}, "
+                    f"error: {clean(r['error'] or 'no reason recorded', REASONING_LIMIT)}"]),
+    ]
+
+
+def _disagreement_lines(row: Mapping[str, Any]) -> list[str]:
+    unstable = " (unstable: samples " + ", ".join(row["samples"]) + ")" if row["unstable"] else ""
+    lines = [f"line {row['line']} {clean(row['conversation_id'])}: expected {row['expected']}, "
+             f"got {row['outcome']}{unstable}"]
+    if row["reasoning"]:
+        lines.append(f"  reasoning: {clean(row['reasoning'], REASONING_LIMIT)}")
+    return lines
+
+
+def render_comparison_text(comparison: Comparison, *, color: bool = False) -> str:
+    """Per-judge, per-split deltas against the baseline, changed rows and McNemar's p-value."""
+    paint = _Painter(color)
+    lines = [paint("compared with baseline", "bold")]
+    for name in comparison.judges_only_in_baseline:
+        lines.append(f"  judge {name}: in the baseline only")
+    for name in comparison.judges_only_in_current:
+        lines.append(f"  judge {name}: new, not in the baseline")
+    for judge in comparison.judges:
+        lines += ["", *_comparison_judge_lines(judge, paint)]
+    return "\n".join(lines) + "\n"
+
+
+def _comparison_judge_lines(judge: JudgeComparison, paint: _Painter) -> list[str]:
+    title = paint(f"judge {judge.name}", "bold")
+    if judge.model_before != judge.model_after:
+        title += f" (model {judge.model_before} → {judge.model_after})"
+    header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
+    rows = [[split.split, f"{split.n_before} → {split.n_after}",
+             *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
+    lines = [title, *_table(header, rows)]
+    lines.append("  " + mcnemar_sentence(judge))
+    if judge.only_in_baseline or judge.only_in_current:
+        lines.append(f"  rows only in the baseline: {judge.only_in_baseline}; "
+                     f"only in this run: {judge.only_in_current}")
+    if judge.changed:
+        lines.append(paint(f"  changed rows ({len(judge.changed)})", "yellow"))
+    for row in judge.changed:
+        label = (f"expected {row.expected_before} → {row.expected}" if row.relabelled
+                 else f"expected {row.expected}")
+        lines.append(f"    line {row.line} {clean(row.conversation_id)}: {label}, "
+                     f"{row.before} → {row.after}")
+    return lines
+
+
+def mcnemar_sentence(judge: JudgeComparison) -> str:
+    """McNemar's result in words: counts of improved/regressed rows and the p-value."""
+    test = judge.mcnemar
+    # The reading users need, not just the number: 0.05 is the conventional line.
+    verdict = ("unlikely to be chance" if test.p_value < SIGNIFICANCE
+               else "could be chance")
+    return (f"McNemar exact test over {test.paired} paired rows: {test.improved} now agree, "
+            f"{test.regressed} no longer agree, p = {test.p_value:.3g} ({verdict})")
