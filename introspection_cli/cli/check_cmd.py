@@ -1,9 +1,61 @@
-"""``introspection check``."""
+"""``introspection check``: validate recipe packages."""
 
 from __future__ import annotations
+
+import os
+import sys
+from enum import StrEnum
+from typing import Annotated
 
 import typer
 
 
+class CheckFormat(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+def stream_wants_color(stream: object) -> bool:
+    """Colour only on a terminal, never with NO_COLOR set or TERM=dumb."""
+    isatty = getattr(stream, "isatty", None)
+    return (bool(isatty and isatty()) and "NO_COLOR" not in os.environ
+            and os.environ.get("TERM") != "dumb")
+
+
+def check(
+    paths: Annotated[list[str] | None, typer.Argument(
+        metavar="[PATH]...",
+        help="Recipe directories or files inside recipes (pre-commit passes changed files). "
+             "Default: the recipe at '.', else every recipe below it.")] = None,
+    output_format: Annotated[CheckFormat, typer.Option(
+        "--format", help="Output format: text, json or github (workflow annotations).")]
+        = CheckFormat.text,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Treat warnings as failures (exit 1).")] = False,
+) -> None:
+    """Validate recipe packages: SYSTEM.md, agents, skills, judges and calibration files.
+
+    Prints every problem as path:line:col: severity[code] message. Exit 0 when
+    clean, 1 when errors (or, with --strict, warnings) were found, 2 on a bad path.
+    """
+    from introspection_cli.recipe.checker import check_recipe
+    from introspection_cli.recipe.discovery import discover
+    from introspection_cli.reporters.check_report import REPORTERS
+
+    found = discover(paths or [])
+    for raw in found.outside:
+        sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
+    results = [check_recipe(root) for root in found.recipes]
+    if results:
+        render = REPORTERS[output_format.value]
+        sys.stdout.write(render(results, color=stream_wants_color(sys.stdout)))
+    failing = sum(r.errors for r in results)
+    if strict:
+        failing += sum(len(r.diagnostics) - r.errors for r in results)
+    raise typer.Exit(1 if failing else 0)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``check`` to the root app."""
+    app.command("check")(check)

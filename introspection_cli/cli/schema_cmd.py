@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated
+
 import typer
+
+
+def schema(
+    name: Annotated[str, typer.Argument(
+        help="Schema name: judge, agent, skill, judge-fixture or eval-report.")],
+) -> None:
+    """Print a JSON Schema (Draft 2020-12), e.g. for yaml-language-server in your editor."""
+    from introspection_cli.resources import schema_text
+
+    sys.stdout.write(schema_text(name))
 
 
 def register(app: typer.Typer) -> None:
     """Add ``schema`` to the root app."""
+    app.command("schema")(schema)

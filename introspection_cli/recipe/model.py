@@ -42,7 +42,10 @@ class ValueMatcher:
 
 @dataclass(frozen=True)
 class Matcher:
-    """``{event: TYPE, match: {FIELD: VALUE}}``: matches when the type is equal and every field matches."""
+    """``{event: TYPE, match: {FIELD: VALUE}}``.
+
+    Matches an event when the type is equal and every field matches.
+    """
 
     event: EventType
     fields: Mapping[str, ValueMatcher] = field(default_factory=dict)

@@ -1,0 +1,105 @@
+"""Rules for ``judges/<name>.yaml`` (SPEC §1.1), and the typed Judge they produce."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from introspection_cli.diagnostics import Diagnostic, Severity, error, warning
+from introspection_cli.recipe.model import Judge, LlmConfig, Matcher, ValueMatcher
+from introspection_cli.recipe.regex_literal import LiteralError, parse_value
+from introspection_cli.recipe.schema_check import validate
+from introspection_cli.recipe.source import read_yaml
+from introspection_cli.recipe.yamlload import Document
+
+#: Plain (non-regex) values these fields can take; any other plain value never matches.
+_CLOSED_VALUES = {("message", "role"): ("user", "assistant", "system"),
+                  ("tool", "status"): ("ok", "error")}
+
+
+def check_judge_file(path: Path, display: str) -> tuple[list[Diagnostic], Judge | None]:
+    """Validate one judge file; the Judge is returned only when it has no errors."""
+    document, found = read_yaml(path, display, what="judge file")
+    if document is None:
+        return found, None
+    found.extend(validate(document, "judge", display))
+    found.extend(_name_rules(document, path, display))
+    matchers, gate_found = _gate(document, display)
+    found.extend(gate_found)
+    found.extend(_lint(document, display))
+    if any(d.severity is Severity.ERROR for d in found):
+        return found, None
+    return found, _build(document.data, path, matchers)
+
+
+def _name_rules(document: Document, path: Path, display: str) -> list[Diagnostic]:
+    name = document.data.get("name")
+    stem = path.name.removesuffix(".yaml").removesuffix(".yml")
+    if isinstance(name, str) and name and name != stem:
+        mark = document.positions.value(("name",))
+        return [error(display, mark.line, mark.column, "name-mismatch",
+                      f"judge name '{name}' does not match its file name '{path.name}'",
+                      f"rename the file to {name}.yaml or set name: {stem}")]
+    return []
+
+
+def _gate(document: Document, display: str) -> tuple[list[Matcher] | None, list[Diagnostic]]:
+    """Parse the ``on`` matchers' values; regex literals are compiled here."""
+    gate = document.data.get("on")
+    if not isinstance(gate, list):
+        return None, []
+    matchers: list[Matcher] = []
+    found: list[Diagnostic] = []
+    for index, entry in enumerate(gate):
+        if not isinstance(entry, dict) or not isinstance(entry.get("event"), str):
+            continue
+        match = entry.get("match") or {}
+        fields: dict[str, ValueMatcher] = {}
+        for field, raw in (match.items() if isinstance(match, dict) else ()):
+            if not isinstance(raw, str):
+                continue  # reported by the schema
+            at = ("on", index, "match", field)
+            parsed = parse_value(raw)
+            mark = document.positions.value(at)
+            if isinstance(parsed, LiteralError):
+                found.append(error(display, mark.line, mark.column, parsed.code,
+                                   parsed.message, parsed.hint))
+                continue
+            fields[field] = parsed
+            allowed = _CLOSED_VALUES.get((entry["event"], field))
+            if allowed and not parsed.is_regex and raw not in allowed:
+                found.append(error(
+                    display, mark.line, mark.column, "invalid-value",
+                    f"{field} {raw!r} never matches a {entry['event']} event",
+                    f"use one of: {', '.join(allowed)} (or a /regex/)"))
+        line = document.positions.value(("on", index)).line
+        matchers.append(Matcher(entry["event"], fields, line))
+    return matchers, found
+
+
+def _lint(document: Document, display: str) -> list[Diagnostic]:
+    data = document.data
+    instructions = data.get("instructions")
+    if "on" in data or not isinstance(instructions, str) or "not_applicable" in instructions:
+        return []
+    mark = document.positions.value(("instructions",))
+    return [warning(display, mark.line, mark.column, "missing-not-applicable",
+                    "this judge has no gate and its instructions never mention "
+                    "not_applicable",
+                    "say when to return not_applicable, or add an `on:` gate")]
+
+
+def _build(data: dict[str, Any], path: Path, matchers: list[Matcher] | None) -> Judge:
+    llm = data["llm"]
+    max_tokens = llm.get("max_output_tokens")
+    temperature = llm.get("temperature")
+    return Judge(
+        name=data["name"],
+        description=data["description"],
+        llm=LlmConfig(provider=llm["provider"], model=llm["model"],
+                      temperature=float(temperature) if temperature is not None else None,
+                      max_output_tokens=int(max_tokens) if max_tokens is not None else None),
+        instructions=data["instructions"],
+        path=path,
+        gate=tuple(matchers) if matchers is not None else None,
+    )

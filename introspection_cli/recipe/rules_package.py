@@ -1,0 +1,153 @@
+"""Rules for SYSTEM.md, ``agents/*.yaml`` and ``skills/**/SKILL.md`` (SPEC §1.2)."""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from introspection_cli.diagnostics import Diagnostic, error
+from introspection_cli.recipe.schema_check import validate
+from introspection_cli.recipe.source import problem_diagnostic, read_text, read_yaml
+from introspection_cli.recipe.yamlload import Mark, YamlProblem, load_mapping
+
+
+@dataclass
+class AgentInfo:
+    name: str
+    display: str
+    name_mark: Mark
+    skills: list[tuple[str, Mark]] = field(default_factory=list)
+
+
+@dataclass
+class SkillInfo:
+    name: str
+    display: str
+    mark: Mark
+
+
+def check_system(path: Path, display: str) -> list[Diagnostic]:
+    """SYSTEM.md: a regular file, valid UTF-8, not blank."""
+    if not path.is_file():
+        return [error(display, None, None, "system-not-file", "SYSTEM.md must be a regular file",
+                      "replace it with a Markdown file holding the system prompt")]
+    text, found = read_text(path, display)
+    if text is not None and not text.strip():
+        found.append(error(display, 1, 1, "system-blank", "SYSTEM.md is blank",
+                           "write the agent's system prompt in it"))
+    return found
+
+
+def check_agent(path: Path, display: str) -> tuple[list[Diagnostic], AgentInfo | None]:
+    """One agent file: a mapping with a kebab-case name; description and skills when present."""
+    document, found = read_yaml(path, display, what="agent file")
+    if document is None:
+        return found, None
+    schema_found = validate(document, "agent", display)
+    found.extend(schema_found)
+    name = document.data.get("name")
+    if not isinstance(name, str) or any(d.code == "invalid-name" for d in schema_found):
+        return found, None
+    info = AgentInfo(name, display, document.positions.value(("name",)))
+    skills = document.data.get("skills")
+    if isinstance(skills, list):
+        for index, skill in enumerate(skills):
+            if isinstance(skill, str):
+                info.skills.append((skill, document.positions.value(("skills", index))))
+    return found, info
+
+
+def check_agents_together(agents: list[AgentInfo], skill_names: set[str]) -> list[Diagnostic]:
+    """Cross-file agent rules: unique names, and every listed skill exists."""
+    found: list[Diagnostic] = []
+    first: dict[str, AgentInfo] = {}
+    for agent in agents:
+        if agent.name in first:
+            other = first[agent.name]
+            found.append(error(agent.display, agent.name_mark.line, agent.name_mark.column,
+                               "duplicate-agent-name",
+                               f"agent name '{agent.name}' is also used by {other.display}",
+                               "give each agent a unique name"))
+        else:
+            first[agent.name] = agent
+        for skill, mark in agent.skills:
+            if skill in skill_names:
+                continue
+            close = difflib.get_close_matches(skill, sorted(skill_names), n=1, cutoff=0.6)
+            hint = (f"did you mean '{close[0]}'?" if close
+                    else f"add skills/{skill}/SKILL.md or remove it from the list")
+            found.append(error(agent.display, mark.line, mark.column, "unknown-skill",
+                               f"agent '{agent.name}' lists skill '{skill}', which is not "
+                               "in this recipe's skills/", hint))
+    return found
+
+
+def check_skill(path: Path, display: str) -> tuple[list[Diagnostic], SkillInfo | None]:
+    """One SKILL.md: front matter between ``---`` lines, valid per the Agent Skills spec."""
+    text, found = read_text(path, display)
+    if text is None:
+        return found, None
+    lines = text.splitlines()
+    if not lines or lines[0].rstrip() != "---":
+        found.append(error(display, 1, 1, "skill-front-matter",
+                           "SKILL.md must start with a '---' line opening its YAML front matter",
+                           "add front matter: ---, name: ..., description: ..., ---"))
+        return found, None
+    closing = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if closing is None:
+        found.append(error(display, 1, 1, "skill-front-matter",
+                           "the front matter opened on line 1 is never closed",
+                           "add a '---' line after the front matter"))
+        return found, None
+    try:
+        document = load_mapping("\n".join(lines[1:closing]) + "\n", line_offset=1,
+                                scalars="string", what="the front matter")
+    except YamlProblem as problem:
+        return [*found, problem_diagnostic(display, problem)], None
+    found.extend(validate(document, "skill", display))
+    name = document.data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return found, None
+    mark = document.positions.value(("name",))
+    found.extend(_skill_name_rules(name, path.parent.name, display, mark))
+    return found, SkillInfo(unicodedata.normalize("NFKC", name.strip()), display, mark)
+
+
+def _skill_name_rules(raw: str, directory: str, display: str, mark: Mark) -> list[Diagnostic]:
+    # Follows the Agent Skills reference validator (skills-ref): NFKC, lowercase
+    # letters (any script), digits and single inner hyphens.
+    name = unicodedata.normalize("NFKC", raw.strip())
+    problems = []
+    if name != name.lower():
+        problems.append("must be lowercase")
+    if name.startswith("-") or name.endswith("-"):
+        problems.append("must not start or end with a hyphen")
+    if "--" in name:
+        problems.append("must not contain a double hyphen")
+    if not all(c.isalnum() or c == "-" for c in name):
+        problems.append("may contain only letters, digits and hyphens")
+    found = [error(display, mark.line, mark.column, "invalid-name",
+                   f"skill name '{raw}' {'; '.join(problems)}",
+                   "use lowercase letters, digits and single hyphens") ] if problems else []
+    if name != unicodedata.normalize("NFKC", directory):
+        found.append(error(display, mark.line, mark.column, "skill-name-mismatch",
+                           f"skill name '{name}' does not match its directory '{directory}'",
+                           f"rename the directory to {name}/ or set name: {directory}"))
+    return found
+
+
+def check_skills_together(skills: list[SkillInfo]) -> list[Diagnostic]:
+    """Two SKILL.md files may not declare the same name."""
+    found: list[Diagnostic] = []
+    first: dict[str, SkillInfo] = {}
+    for skill in skills:
+        if skill.name in first:
+            found.append(error(skill.display, skill.mark.line, skill.mark.column,
+                               "duplicate-skill-name",
+                               f"skill name '{skill.name}' is also used by "
+                               f"{first[skill.name].display}", "give each skill a unique name"))
+        else:
+            first[skill.name] = skill
+    return found

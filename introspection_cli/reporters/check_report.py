@@ -1,0 +1,95 @@
+"""Reporters for ``introspection check``: text, json and github, picked by name."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from introspection_cli.diagnostics import Diagnostic, Severity
+from introspection_cli.recipe.checker import RecipeResult
+
+_COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m"}
+_RESET, _BOLD = "\033[0m", "\033[1m"
+
+
+def _counts(results: Sequence[RecipeResult]) -> tuple[int, int]:
+    diagnostics = [d for r in results for d in r.diagnostics]
+    errors = sum(d.severity is Severity.ERROR for d in diagnostics)
+    return errors, len(diagnostics) - errors
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _location(d: Diagnostic) -> str:
+    parts = [d.path]
+    if d.line is not None:
+        parts.append(str(d.line))
+        if d.column is not None:
+            parts.append(str(d.column))
+    return ":".join(parts)
+
+
+def render_text(results: Sequence[RecipeResult], *, color: bool = False) -> str:
+    """``path:line:col: severity[code] message (hint)`` lines, then a one-line summary."""
+    lines = []
+    for result in results:
+        for d in result.diagnostics:
+            severity = d.severity.value
+            if color:
+                severity = f"{_COLORS[d.severity]}{severity}{_RESET}"
+            hint = f" ({d.hint})" if d.hint else ""
+            lines.append(f"{_location(d)}: {severity}[{d.code}] {d.message}{hint}")
+    errors, warnings = _counts(results)
+    names = ", ".join(r.display for r in results)
+    checked = f"Checked {_plural(len(results), 'recipe')} ({names})"
+    summary = (f"{checked}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+               if errors or warnings else f"{checked}: no problems found")
+    lines.append(f"{_BOLD}{summary}{_RESET}" if color else summary)
+    return "\n".join(lines) + "\n"
+
+
+def render_json(results: Sequence[RecipeResult], *, color: bool = False) -> str:
+    """The SPEC §3.1 JSON object (plus a ``hint`` per diagnostic)."""
+    errors, warnings = _counts(results)
+    payload = {
+        "diagnostics": [d.as_json() for r in results for d in r.diagnostics],
+        "recipes": [r.display for r in results],
+        "summary": {"errors": errors, "warnings": warnings},
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(results: Sequence[RecipeResult], *, color: bool = False) -> str:
+    """GitHub Actions workflow commands: ``::error file=...,line=...,col=...,title=code::msg``."""
+    lines = []
+    for result in results:
+        for d in result.diagnostics:
+            props = [f"file={_escape_property(d.path)}"]
+            if d.line is not None:
+                props.append(f"line={d.line}")
+            if d.column is not None:
+                props.append(f"col={d.column}")
+            props.append(f"title={_escape_property(d.code)}")
+            message = d.message + (f" ({d.hint})" if d.hint else "")
+            lines.append(f"::{d.severity.value} {','.join(props)}::{_escape_data(message)}")
+    errors, warnings = _counts(results)
+    lines.append(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')} "
+                 f"in {_plural(len(results), 'recipe')}")
+    return "\n".join(lines) + "\n"
+
+
+REPORTERS: dict[str, Callable[..., str]] = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+}
