@@ -1,0 +1,116 @@
+"""Gate evaluation (SPEC §1.1): does a gated judge apply to a conversation, and why.
+
+A gated judge applies when **any** matcher matches **any** event; a matcher
+matches an event when the type is equal and **every** field matches. Regex
+matching has a time limit, and a timeout is reported (:class:`GateTimeout`),
+never treated as a silent miss.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+import rfc8785
+
+from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher, ValueMatcher
+
+#: Seconds one regex search may take on one event value before the row is an error.
+DEFAULT_REGEX_TIMEOUT = 1.0
+
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class GateMatch:
+    """One event a matcher matched: shown to the model as the reason the judge runs."""
+
+    event_index: int  # 0-based position in judge_input.events
+    event_type: str
+    matcher_index: int  # 0-based position in the judge's `on` list
+    matcher_line: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    applies: bool
+    matches: tuple[GateMatch, ...] = ()
+
+
+class GateTimeout(Exception):
+    """A regex ran past its time limit on an event value."""
+
+    def __init__(self, pattern: str, event_index: int, field: str) -> None:
+        super().__init__(
+            f"gate regex /{pattern}/ timed out on event {event_index + 1} field {field!r}")
+        self.pattern = pattern
+        self.event_index = event_index
+        self.field = field
+
+
+UNGATED = GateResult(applies=True)
+
+
+def evaluate_gate(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, Any]], *,
+                  timeout: float = DEFAULT_REGEX_TIMEOUT) -> GateResult:
+    """Every (event, matcher) pair that matches; ``applies`` when there is at least one.
+
+    Raises :class:`GateTimeout` when any regex search runs out of time, even if
+    another matcher matched: the row's gate decision is then unknown.
+    """
+    if gate is None:
+        return UNGATED
+    matches: list[GateMatch] = []
+    for event_index, event in enumerate(events):
+        for matcher_index, matcher in enumerate(gate):
+            if _matcher_matches(matcher, event, event_index, timeout):
+                matches.append(GateMatch(event_index, matcher.event, matcher_index, matcher.line))
+    return GateResult(applies=bool(matches), matches=tuple(matches))
+
+
+def _matcher_matches(matcher: Matcher, event: Mapping[str, Any], event_index: int,
+                     timeout: float) -> bool:
+    # Unknown event types never equal a matcher's type, so they never match.
+    if event.get("type") != matcher.event:
+        return False
+    for field_name, expected in matcher.fields.items():
+        value = event.get(field_name, _MISSING)
+        if value is _MISSING:
+            return False
+        if not _value_matches(expected, as_match_text(value), event_index, field_name, timeout):
+            return False
+    return True
+
+
+def _value_matches(expected: ValueMatcher, text: str, event_index: int, field_name: str,
+                   timeout: float) -> bool:
+    if expected.pattern is None:
+        return text == expected.raw
+    compiled = _compile(expected.pattern, expected.flags)
+    try:
+        return compiled.search(text, timeout=timeout) is not None
+    except TimeoutError as exc:
+        raise GateTimeout(expected.pattern, event_index, field_name) from exc
+
+
+def as_match_text(value: object) -> str:
+    """A string as it is; any other JSON value as its canonical (RFC 8785) JSON text."""
+    if isinstance(value, str):
+        return value
+    try:
+        return rfc8785.dumps(value).decode("utf-8")
+    except rfc8785.CanonicalizationError:
+        # Integers beyond 2^53 are outside JCS; sorted compact JSON is the closest text.
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(pattern: str, flags: str) -> Any:
+    bits = 0
+    for flag in flags:
+        bits |= getattr(regex, REGEX_FLAG_NAMES[flag])
+    return regex.compile(pattern, bits)

@@ -1,0 +1,142 @@
+"""Planning an eval run: which judges, which rows, which gate decisions, which requests.
+
+Everything here is decided before any model call, so a missing API key or an
+unknown judge stops the run before it costs anything, and the cache can be
+consulted to know which providers will be called at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+from introspection_cli.errors import DataError, UsageError
+from introspection_cli.evaluation.gate import GateResult, GateTimeout, evaluate_gate
+from introspection_cli.evaluation.outcomes import RejectedRow, Verdict
+from introspection_cli.evaluation.prompts.render import render_prompt
+from introspection_cli.evaluation.providers.interface import ModelRequest
+from introspection_cli.evaluation.verdict import (
+    VERDICT_TOOL_DESCRIPTION,
+    VERDICT_TOOL_NAME,
+    VERDICT_TOOL_SCHEMA,
+)
+from introspection_cli.recipe.model import Judge, Recipe
+
+#: Values ``--split`` accepts; ``unsplit`` selects rows whose split is null.
+SELECTABLE_SPLITS = ("train", "dev", "test", "unsplit")
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRow:
+    """A labelled row and what will happen to it: gated, a gate error, or a request."""
+
+    line: int
+    conversation_id: str
+    split: str | None
+    expected: Verdict
+    gate_error: str | None = None
+    gated: bool = False
+    request: ModelRequest | None = None
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    judge: Judge
+    provider: str
+    model: str
+    rows: tuple[PlannedRow, ...]
+    rejected: tuple[RejectedRow, ...] = field(default_factory=tuple)
+
+
+def select_judges(recipe: Recipe, names: Sequence[str]) -> list[Judge]:
+    """The judges to run: ``names`` if given, else every judge with a calibration file."""
+    if names:
+        unknown = [name for name in names if name not in recipe.judges]
+        if unknown:
+            known = ", ".join(sorted(recipe.judges)) or "none"
+            raise UsageError(f"no judge named {', '.join(unknown)} in {recipe.root} "
+                             f"(judges without errors: {known})")
+        chosen = [recipe.judges[name] for name in dict.fromkeys(names)]
+        missing = [judge for judge in chosen if not judge.calibration_path.is_file()]
+        if missing:
+            raise DataError("; ".join(
+                f"judge {judge.name} has no calibration data: expected {judge.calibration_path}"
+                for judge in missing) + _EXPORT_HINT)
+        return chosen
+    chosen = [judge for _, judge in sorted(recipe.judges.items())
+              if judge.calibration_path.is_file()]
+    if not chosen:
+        raise DataError(f"no calibration data in {recipe.root}: no judge has a "
+                        f"judges/<name>.calibration.jsonl file" + _EXPORT_HINT)
+    return chosen
+
+
+_EXPORT_HINT = (". Export labelled rows with `introspection conversations get --ids-file F "
+                "--judge-fixtures --format json --append-to judges/<name>.calibration.jsonl`, "
+                "then add \"expected\" to each row")
+
+
+def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
+               model: str | None, regex_timeout: float) -> JudgePlan:
+    """Read ``judge``'s calibration file and decide every labelled row's fate."""
+    from introspection_cli.fixture import verify_calibration_file
+    from introspection_cli.fixture.codes import BLANK_LINE  # a blank line is not a row
+
+    chosen_provider = provider or judge.llm.provider
+    chosen_model = model or judge.llm.model
+    rows: list[PlannedRow] = []
+    rejected: list[RejectedRow] = []
+    for result in verify_calibration_file(judge.calibration_path):
+        rejections = [r for r in result.rejections if r.code != BLANK_LINE]
+        if rejections or result.row is None:
+            # In eval every rejection, an unlabelled row included, excludes the row.
+            rejected += [RejectedRow(r.line, r.code, r.message) for r in rejections]
+            continue
+        row = result.row
+        if splits and (row.split or "unsplit") not in splits:
+            continue
+        rows.append(_plan_row(judge, chosen_model, row.line, row.conversation_id, row.split,
+                              cast(Verdict, row.expected), row.judge_input, regex_timeout))
+    return JudgePlan(judge, chosen_provider, chosen_model, tuple(rows), tuple(rejected))
+
+
+def _plan_row(judge: Judge, model: str, line: int, conversation_id: str, split: str | None,
+              expected: Verdict, judge_input: Mapping[str, Any],
+              regex_timeout: float) -> PlannedRow:
+    base = PlannedRow(line, conversation_id, split, expected)
+    events = judge_input.get("events")
+    try:
+        gate = evaluate_gate(judge.gate, events if isinstance(events, list) else [],
+                             timeout=regex_timeout)
+    except GateTimeout as exc:
+        return replace(base, gate_error=str(exc))
+    if not gate.applies:
+        return replace(base, gated=True)
+    return replace(base, request=build_request(judge, model, judge_input, gate))
+
+
+def build_request(judge: Judge, model: str, judge_input: Mapping[str, Any],
+                  gate: GateResult) -> ModelRequest:
+    """The exact request for one row: rendered messages, the verdict tool, the llm params."""
+    prompt = render_prompt(judge, judge_input, gate)
+    return ModelRequest(
+        model=model,
+        system=prompt.system,
+        user=prompt.user,
+        tool_name=VERDICT_TOOL_NAME,
+        tool_description=VERDICT_TOOL_DESCRIPTION,
+        tool_schema=VERDICT_TOOL_SCHEMA,
+        temperature=judge.llm.temperature,
+        max_output_tokens=judge.llm.max_output_tokens,
+    )
+
+
+def check_splits(splits: Iterable[str]) -> tuple[str, ...]:
+    """Validate ``--split`` values (UsageError naming the allowed ones)."""
+    chosen = tuple(dict.fromkeys(splits))
+    bad = [split for split in chosen if split not in SELECTABLE_SPLITS]
+    if bad:
+        raise UsageError(f"unknown split {', '.join(bad)}: use one of "
+                         f"{', '.join(SELECTABLE_SPLITS)}")
+    return chosen

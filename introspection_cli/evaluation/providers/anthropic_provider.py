@@ -1,0 +1,114 @@
+"""Anthropic Messages with the verdict tool forced."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+
+from introspection_cli.evaluation.providers.interface import (
+    ModelReply,
+    ModelRequest,
+    Provider,
+    ProviderAuthError,
+    ProviderBadResponse,
+    ProviderError,
+    ProviderServiceError,
+    ProviderSettings,
+)
+
+_KEY_ENV = "ANTHROPIC_API_KEY"
+#: Messages requires ``max_tokens``; a verdict with its reasoning fits well inside this.
+DEFAULT_MAX_TOKENS = 1024
+
+
+class AnthropicProvider(Provider):
+    """Calls ``messages.create`` with a forced tool."""
+
+    name = "anthropic"
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self._settings = settings
+        # The key is always passed explicitly: without it the SDK reads profile files.
+        self._client = anthropic.AsyncAnthropic(
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            max_retries=settings.max_retries,
+            timeout=settings.timeout,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
+        try:
+            message = await self._client.messages.create(**_create_kwargs(request))
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+            raise ProviderAuthError(
+                f"the Anthropic endpoint {self.endpoint} rejected the API key "
+                f"(HTTP {exc.status_code}); check {_KEY_ENV}",
+                env_var=_KEY_ENV, status=exc.status_code) from exc
+        except anthropic.APIStatusError as exc:
+            raise ProviderServiceError(
+                f"HTTP {exc.status_code} from {self.endpoint} "
+                f"after {self._settings.max_retries} retries") from exc
+        except anthropic.APITimeoutError as exc:
+            raise ProviderServiceError(
+                f"no answer from {self.endpoint} within {self._settings.timeout:g} s "
+                f"after {self._settings.max_retries} retries") from exc
+        except anthropic.APIConnectionError as exc:
+            raise ProviderServiceError(
+                f"could not connect to {self.endpoint} "
+                f"after {self._settings.max_retries} retries") from exc
+        except (json.JSONDecodeError, anthropic.APIResponseValidationError) as exc:
+            raise ProviderBadResponse(
+                f"{self.endpoint} answered with a body that is not a message") from exc
+        except anthropic.AnthropicError as exc:
+            raise ProviderError(f"Anthropic client error: {type(exc).__name__}") from exc
+        return _reply_from_message(message, request.tool_name)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _create_kwargs(request: ModelRequest) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "system": request.system,
+        "messages": [{"role": "user", "content": request.user}],
+        "max_tokens": request.max_output_tokens or DEFAULT_MAX_TOKENS,
+        "tools": [{
+            "name": request.tool_name,
+            "description": request.tool_description,
+            "input_schema": dict(request.tool_schema),
+        }],
+        "tool_choice": {"type": "tool", "name": request.tool_name},
+    }
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
+    return kwargs
+
+
+def _reply_from_message(message: Any, tool_name: str) -> ModelReply:
+    """Pull the tool input and text out of a message, tolerating missing parts."""
+    usage = getattr(message, "usage", None)
+    arguments: object | None = None
+    texts: list[str] = []
+    for block in getattr(message, "content", None) or []:
+        kind = getattr(block, "type", None)
+        if kind == "tool_use" and arguments is None and getattr(block, "name", None) == tool_name:
+            arguments = getattr(block, "input", None)
+        elif kind == "text":
+            texts.append(getattr(block, "text", "") or "")
+    stop_reason = getattr(message, "stop_reason", None)
+    return ModelReply(
+        tool_arguments=arguments,
+        text="\n".join(texts) if texts else None,
+        refusal="the model refused to answer" if stop_reason == "refusal" else None,
+        stop_reason=stop_reason,
+        input_tokens=getattr(usage, "input_tokens", None) or 0,
+        output_tokens=getattr(usage, "output_tokens", None) or 0,
+    )

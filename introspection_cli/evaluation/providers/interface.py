@@ -1,0 +1,109 @@
+"""The model-provider layer: one abstract method, frozen values, one error hierarchy.
+
+A provider turns a :class:`ModelRequest` (messages + the verdict tool schema +
+sampling parameters) into a :class:`ModelReply` (what the model said, untouched)
+or raises a :class:`ProviderError`. Validating the reply is not the provider's
+job: :mod:`introspection_cli.evaluation.verdict` does that for every provider
+alike, so a misbehaving server is handled in one place.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Role = Literal["system", "user"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One call: the exact messages, the forced tool and the sampling parameters."""
+
+    model: str
+    system: str
+    user: str
+    tool_name: str
+    tool_description: str
+    tool_schema: Mapping[str, Any]
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    """What came back, before validation.
+
+    ``tool_arguments`` is the forced tool's arguments as the server sent them
+    (a JSON string from OpenAI, usually a dict from Anthropic, anything from a
+    misbehaving server); ``None`` when the reply carried no tool call. ``text``
+    is the text content, if any; ``refusal`` a refusal message, if any.
+    """
+
+    tool_arguments: object | None
+    text: str | None
+    refusal: str | None = None
+    stop_reason: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ProviderError(Exception):
+    """A call failed. Messages never contain the API key or request headers."""
+
+
+class ProviderAuthError(ProviderError):
+    """The provider rejected the API key (401/403): no other call can succeed either."""
+
+    def __init__(self, message: str, *, env_var: str, status: int) -> None:
+        super().__init__(message)
+        self.env_var = env_var
+        self.status = status
+
+
+class ProviderServiceError(ProviderError):
+    """The provider failed after the SDK's retries: HTTP error, timeout, unreachable."""
+
+
+class ProviderBadResponse(ProviderError):
+    """The provider answered 200 with a body that is not a model reply (e.g. not JSON)."""
+
+
+class Provider(abc.ABC):
+    """A model provider. Implementations wrap every SDK error into :class:`ProviderError`."""
+
+    #: ``openai`` or ``anthropic``: part of the cache key.
+    name: str
+
+    @property
+    @abc.abstractmethod
+    def endpoint(self) -> str:
+        """The base URL calls go to: part of the cache key, never a secret."""
+
+    @abc.abstractmethod
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        """Send ``request`` with the tool forced; return the reply or raise ProviderError."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release network resources."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSettings:
+    """How to build a provider client; the key is held here and nowhere else."""
+
+    api_key: str
+    base_url: str | None
+    max_retries: int
+    timeout: float
+
+    def __repr__(self) -> str:  # keep the key out of any repr, log or traceback
+        return (f"ProviderSettings(api_key='***', base_url={self.base_url!r}, "
+                f"max_retries={self.max_retries}, timeout={self.timeout})")

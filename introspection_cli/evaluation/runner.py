@@ -1,0 +1,266 @@
+"""Running judges over their calibration rows: the core of ``introspection judges eval``.
+
+The run is planned first (judges, rows, gates, requests, cache hits), then the
+API keys of the providers that will actually be called are checked, then the
+remaining samples are sent concurrently under a semaphore. Every sample ends as
+a verdict or an error with its reason; one bad reply never aborts the run. The
+one failure that does abort is a rejected API key, since no later call can
+succeed either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from introspection_cli.errors import ConfigError, UsageError
+from introspection_cli.evaluation.cache import VerdictCache, cache_key, default_cache_dir
+from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT
+from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
+from introspection_cli.evaluation.plan import (
+    JudgePlan,
+    PlannedRow,
+    check_splits,
+    plan_judge,
+    select_judges,
+)
+from introspection_cli.evaluation.providers import (
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    Provider,
+    ProviderAuthError,
+    ProviderBadResponse,
+    ProviderError,
+    ProviderSettings,
+    create_provider,
+    resolve_endpoint,
+)
+from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
+from introspection_cli.evaluation.voting import SampleResult, decide
+from introspection_cli.recipe.model import Recipe
+
+ProviderFactory = Callable[[str, ProviderSettings], Provider]
+#: Called with (rows finished, rows in total) as the run progresses.
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """What ``judges eval`` was asked to do, independent of the command line."""
+
+    judges: tuple[str, ...] = ()  # empty: every judge with a calibration file
+    splits: tuple[str, ...] = ()  # empty: every split
+    samples: int = 1
+    concurrency: int = 8
+    provider: str | None = None  # overrides each judge's llm.provider
+    model: str | None = None  # overrides each judge's llm.model
+    use_cache: bool = True
+    cache_dir: Path | None = None  # None: default_cache_dir()
+    max_retries: int = 2
+    timeout: float = 60.0
+    regex_timeout: float = DEFAULT_REGEX_TIMEOUT
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    run: EvalRun
+    #: Rows whose outcome is an error because the provider failed after retries.
+    service_failures: int = 0
+    cache_write_failures: int = 0
+
+
+def run_eval(recipe: Recipe, options: EvalOptions, *,
+             progress: ProgressCallback | None = None,
+             provider_factory: ProviderFactory = create_provider,
+             environ: Mapping[str, str] | None = None) -> EvalResult:
+    """Evaluate the chosen judges of ``recipe`` and return every row's outcome."""
+    import os
+
+    env = os.environ if environ is None else environ
+    _check_options(options)
+    splits = check_splits(options.splits)
+    plans = [plan_judge(judge, splits=splits, provider=options.provider, model=options.model,
+                        regex_timeout=options.regex_timeout)
+             for judge in select_judges(recipe, options.judges)]
+    cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
+    try:
+        execution = _Execution(plans, options, cache, env, provider_factory, progress)
+        run = asyncio.run(execution.run(str(recipe.root)))
+    finally:
+        if cache is not None:
+            cache.close()
+    return EvalResult(run, execution.service_failures,
+                      cache.write_failures if cache is not None else 0)
+
+
+def _check_options(options: EvalOptions) -> None:
+    if options.samples < 1:
+        raise UsageError("--samples must be at least 1")
+    if options.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    if options.max_retries < 0:
+        raise UsageError("--max-retries must be 0 or more")
+    if options.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    if options.provider is not None and options.provider not in API_KEY_ENV:
+        raise UsageError(f"unknown provider {options.provider!r}: use openai or anthropic")
+
+
+@dataclass
+class _Slot:
+    """One sample of one row: its cache key and, once known, its result."""
+
+    plan: JudgePlan
+    row: PlannedRow
+    sample: int
+    key: str
+    result: SampleResult | None = None
+
+
+class _AuthAbort(Exception):
+    """Cancels the remaining calls once a provider has rejected the API key."""
+
+
+class _Execution:
+    def __init__(self, plans: Sequence[JudgePlan], options: EvalOptions,
+                 cache: VerdictCache | None, env: Mapping[str, str],
+                 factory: ProviderFactory, progress: ProgressCallback | None) -> None:
+        self.plans = plans
+        self.options = options
+        self.cache = cache
+        self.env = env
+        self.factory = factory
+        self.progress = progress
+        self.usage = Usage()
+        self.service_failures = 0
+        self.auth_failure: ProviderAuthError | None = None
+        self.slots = self._slots_with_cache_hits()
+        self.rows_total = sum(len(plan.rows) for plan in plans)
+        self.rows_pending = {id(slot.row): 0 for slot in self.slots}
+        for slot in self.slots:
+            if slot.result is None:
+                self.rows_pending[id(slot.row)] += 1
+        self.rows_done = self.rows_total - sum(1 for n in self.rows_pending.values() if n)
+
+    def _slots_with_cache_hits(self) -> list[_Slot]:
+        slots: list[_Slot] = []
+        for plan in self.plans:
+            endpoint = resolve_endpoint(plan.provider, self.env)
+            for row in plan.rows:
+                if row.request is None:
+                    continue
+                for sample in range(self.options.samples):
+                    key = cache_key(provider=plan.provider, endpoint=endpoint,
+                                    request=row.request, sample=sample)
+                    slot = _Slot(plan, row, sample, key)
+                    hit = self.cache.get(key) if self.cache is not None else None
+                    if hit is not None:
+                        slot.result = SampleResult(hit, cached=True)
+                        self.usage.cached += 1
+                    slots.append(slot)
+        return slots
+
+    async def run(self, recipe: str) -> EvalRun:
+        pending = [slot for slot in self.slots if slot.result is None]
+        providers = self._providers_for(pending)
+        self._report_progress()
+        semaphore = asyncio.Semaphore(self.options.concurrency)
+        try:
+            async with asyncio.TaskGroup() as group:
+                for slot in pending:
+                    group.create_task(self._call(slot, providers[slot.plan.provider], semaphore))
+        except* _AuthAbort:
+            pass
+        finally:
+            for provider in providers.values():
+                await provider.aclose()
+        if self.auth_failure is not None:
+            raise ConfigError(f"{self.auth_failure}; the run was stopped before calling "
+                              "the model for the remaining rows") from self.auth_failure
+        return EvalRun(recipe, tuple(self._judge_run(plan) for plan in self.plans), self.usage)
+
+    def _providers_for(self, pending: Sequence[_Slot]) -> dict[str, Provider]:
+        """Create the providers that will be called; a missing key stops the run here."""
+        needed: dict[str, list[str]] = {}
+        for slot in pending:
+            judges = needed.setdefault(slot.plan.provider, [])
+            if slot.plan.judge.name not in judges:
+                judges.append(slot.plan.judge.name)
+        providers: dict[str, Provider] = {}
+        for name, judges in needed.items():
+            key = self.env.get(API_KEY_ENV[name], "").strip()
+            if not key:
+                raise ConfigError(
+                    f"{API_KEY_ENV[name]} is not set, and judge(s) {', '.join(judges)} need "
+                    f"the {name} provider for rows not in the cache; export {API_KEY_ENV[name]} "
+                    f"(for a local compatible server set {BASE_URL_ENV[name]} and any "
+                    "non-empty key)")
+            settings = ProviderSettings(key, resolve_endpoint(name, self.env),
+                                        self.options.max_retries, self.options.timeout)
+            providers[name] = self.factory(name, settings)
+        return providers
+
+    async def _call(self, slot: _Slot, provider: Provider, semaphore: asyncio.Semaphore) -> None:
+        assert slot.row.request is not None
+        async with semaphore:
+            self.usage.requests += 1
+            try:
+                reply = await provider.complete(slot.row.request)
+            except ProviderAuthError as exc:
+                self.auth_failure = self.auth_failure or exc
+                raise _AuthAbort from exc
+            except ProviderBadResponse as exc:
+                slot.result = SampleResult(None, str(exc))
+            except ProviderError as exc:
+                slot.result = SampleResult(None, str(exc), service_failure=True)
+            else:
+                self.usage.input_tokens += reply.input_tokens
+                self.usage.output_tokens += reply.output_tokens
+                parsed = parse_reply(reply)
+                if isinstance(parsed, ParsedVerdict):
+                    slot.result = SampleResult(parsed)
+                    if self.cache is not None:
+                        self.cache.put(slot.key, parsed)
+                else:
+                    slot.result = SampleResult(None, parsed.reason)
+        self.rows_pending[id(slot.row)] -= 1
+        if self.rows_pending[id(slot.row)] == 0:
+            self.rows_done += 1
+            self._report_progress()
+
+    def _report_progress(self) -> None:
+        if self.progress is not None:
+            self.progress(self.rows_done, self.rows_total)
+
+    def _judge_run(self, plan: JudgePlan) -> JudgeRun:
+        samples_by_row: dict[int, list[SampleResult]] = {}
+        for slot in self.slots:
+            if slot.plan is plan and slot.result is not None:
+                samples_by_row.setdefault(id(slot.row), []).append(slot.result)
+        rows = tuple(self._row_outcome(row, samples_by_row.get(id(row), []))
+                     for row in plan.rows)
+        return JudgeRun(plan.judge.name, plan.provider, plan.model, rows, plan.rejected)
+
+    def _row_outcome(self, row: PlannedRow, samples: Sequence[SampleResult]) -> RowOutcome:
+        def outcome(**fields: Any) -> RowOutcome:
+            return RowOutcome(line=row.line, conversation_id=row.conversation_id,
+                              split=row.split, expected=row.expected, **fields)
+
+        if row.gate_error is not None:
+            return outcome(outcome="error", error=row.gate_error)
+        if row.gated:
+            return outcome(outcome="gated")
+        decision = decide(samples)
+        if decision.outcome == "error" and any(s.service_failure for s in samples):
+            self.service_failures += 1
+        return outcome(
+            outcome=decision.outcome,
+            samples=tuple(s.outcome for s in samples),
+            unstable=decision.unstable,
+            reasoning=decision.reasoning,
+            error=decision.error,
+            cached=bool(samples) and all(s.cached for s in samples),
+        )

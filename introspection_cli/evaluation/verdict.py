@@ -1,0 +1,142 @@
+"""The verdict tool's schema, and turning a model reply into a verdict or a reason why not.
+
+Anything that is not exactly ``{"reasoning": <non-blank string>, "verdict": <one of
+three>}`` becomes an :class:`InvalidReply` with the reason kept: a malformed
+reply is an ``error`` outcome, never a pass or a fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, cast
+
+from introspection_cli.evaluation.outcomes import VERDICTS, Verdict
+from introspection_cli.evaluation.providers.interface import ModelReply
+
+VERDICT_TOOL_NAME = "submit_verdict"
+VERDICT_TOOL_DESCRIPTION = (
+    "Submit your evaluation: first your reasoning, then the verdict. Call this exactly once."
+)
+#: ``reasoning`` comes first on purpose: the model writes its analysis before the verdict.
+VERDICT_TOOL_SCHEMA: Mapping[str, Any] = MappingProxyType({
+    "type": "object",
+    "properties": {
+        "reasoning": {
+            "type": "string",
+            "description": "Your step-by-step analysis of the conversation against the "
+                           "instructions, written before you decide.",
+        },
+        "verdict": {
+            "type": "string",
+            "enum": list(VERDICTS),
+            "description": "pass, fail, or not_applicable when the instructions do not apply.",
+        },
+    },
+    "required": ["reasoning", "verdict"],
+    "additionalProperties": False,
+})
+
+_EXCERPT = 120
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedVerdict:
+    verdict: Verdict
+    reasoning: str
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidReply:
+    """Why a reply could not be used as a verdict (shown in the report's ``error``)."""
+
+    reason: str
+
+
+def parse_reply(reply: ModelReply) -> ParsedVerdict | InvalidReply:
+    """Validate the forced tool call; without one, accept a valid JSON object in the text."""
+    if reply.tool_arguments is not None:
+        return _parse_tool_arguments(reply.tool_arguments, reply.stop_reason)
+    if reply.refusal:
+        return InvalidReply(f"the model refused: {_excerpt(reply.refusal)}")
+    if reply.text:
+        found = _verdict_in_text(reply.text)
+        if found is not None:
+            return found
+        return InvalidReply(
+            f"no {VERDICT_TOOL_NAME} call and no valid JSON verdict in the text reply: "
+            f"{_excerpt(reply.text)}")
+    stop = f" (stop reason: {reply.stop_reason})" if reply.stop_reason else ""
+    return InvalidReply(f"the reply has no {VERDICT_TOOL_NAME} call and no text{stop}")
+
+
+def validate_verdict(obj: object) -> ParsedVerdict | InvalidReply:
+    """Check ``obj`` against :data:`VERDICT_TOOL_SCHEMA` (and a non-blank reasoning)."""
+    if not isinstance(obj, dict):
+        return InvalidReply(f"the verdict is a JSON {type(obj).__name__}, not an object")
+    extra = sorted(set(obj) - {"reasoning", "verdict"})
+    if extra:
+        return InvalidReply(f"the verdict has unexpected keys: {', '.join(extra)}")
+    reasoning = obj.get("reasoning")
+    if not isinstance(reasoning, str) or not reasoning.strip():
+        return InvalidReply("the verdict has no reasoning (a non-empty string is required)")
+    verdict = obj.get("verdict")
+    if verdict not in VERDICTS:
+        return InvalidReply(
+            f"the verdict {_excerpt(json.dumps(verdict))} is not one of {', '.join(VERDICTS)}")
+    return ParsedVerdict(cast(Verdict, verdict), reasoning)
+
+
+def _parse_tool_arguments(arguments: object,
+                          stop_reason: str | None) -> ParsedVerdict | InvalidReply:
+    if isinstance(arguments, str):
+        try:
+            arguments = _strict_loads(arguments)
+        except ValueError as exc:
+            cut = " (the reply was cut off at the token limit)" if stop_reason == "length" else ""
+            return InvalidReply(
+                f"the {VERDICT_TOOL_NAME} arguments are not valid JSON{cut}: {exc}; "
+                f"got {_excerpt(cast(str, arguments))}")
+    return validate_verdict(arguments)
+
+
+def _verdict_in_text(text: str) -> ParsedVerdict | None:
+    """The first JSON object in ``text`` that is a valid verdict, if any."""
+    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            obj = None
+        parsed = validate_verdict(obj) if obj is not None else None
+        if isinstance(parsed, ParsedVerdict):
+            return parsed
+        start = text.find("{", start + 1)
+    return None
+
+
+def _strict_loads(text: str) -> object:
+    """``json.loads`` that rejects duplicate keys and NaN/Infinity."""
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            # {"verdict": "pass", "verdict": "fail"} must not silently mean fail.
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= _EXCERPT else flat[:_EXCERPT] + "…")
