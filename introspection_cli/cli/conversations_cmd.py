@@ -64,4 +64,4 @@ def get(
 
 
 def _note(message: str) -> None:
-    sys.stderr.write(f"introspection: {message}\n")
+    typer.echo(f"introspection: {message}", err=True)

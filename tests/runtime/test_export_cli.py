@@ -1,0 +1,188 @@
+"""`introspection conversations get` against the stub runtime over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runtime_harness import Cli
+from stub_runtime import StubRuntime, json_reply, make_fixture
+
+
+def line(obj: dict[str, Any]) -> bytes:
+    """The exact bytes the CLI writes for one object."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def ids_file(*ids: str, name: str = "ids.txt") -> str:
+    Path(name).write_text("".join(f"{i}\n" for i in ids))
+    return name
+
+
+def get_fixtures(cli: Cli, *extra: str, ids: str = "ids.txt") -> Any:
+    return cli("conversations", "get", "--ids-file", ids, "--judge-fixtures",
+               "--format", "json", *extra)
+
+
+# -- flags and ids file: all refused before any request ------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--judge-fixtures"], "--judge-fixtures requires --ids-file"),
+    ([], "--ids-file"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--format", "csv"], "only format is json"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--output", "a.jsonl",
+      "--append-to", "a.calibration.jsonl"], "mutually exclusive"),
+    (["--ids-file", "ids.txt", "--append-to", "a.calibration.jsonl"], "requires --judge-fixtures"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--append-to", "judge.yaml"],
+     ".calibration.jsonl"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--append-to", "no/such/a.calibration.jsonl"],
+     "does not exist"),
+    (["--ids-file", "missing.txt"], "does not exist"),
+    (["--ids-file", "ids.txt", "--force"], "--force only applies to --output"),
+])
+def test_bad_flags_exit_2_before_any_request(
+    logged_in: Cli, runtime: StubRuntime, argv: list[str], message: str
+) -> None:
+    ids_file("conv_01")
+
+    result = logged_in("conversations", "get", *argv)
+
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert runtime.requests == []
+
+
+def test_more_than_20_ids_exit_2_before_any_request(logged_in: Cli, runtime: StubRuntime) -> None:
+    ids_file(*(f"conv_{n:02d}" for n in range(1, 22)))
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 2
+    assert "21 conversation ids" in result.stderr
+    assert runtime.requests == []
+
+
+def test_an_ids_file_with_only_comments_exits_2(logged_in: Cli, runtime: StubRuntime) -> None:
+    Path("ids.txt").write_text("# nothing yet\n\n   \n")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 2
+    assert "no conversation ids" in result.stderr
+    assert runtime.requests == []
+
+
+def test_ids_file_comments_blanks_and_duplicates(logged_in: Cli, runtime: StubRuntime) -> None:
+    Path("ids.txt").write_text(
+        "# billing conversations\n\nconv_02  # the double charge\n  conv_01\nconv_02\n"
+    )
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(runtime.requests[0].body) == {"conversation_ids": ["conv_02", "conv_01"]}
+    assert result.stderr.count("conv_02 is listed more than once") == 1
+
+
+# -- where the rows go -----------------------------------------------------------------------
+
+
+def test_fixtures_go_to_stdout_verbatim_in_ids_file_order(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    ids_file("conv_03", "conv_01")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (line(make_fixture("conv_03", runtime.url))
+                             + line(make_fixture("conv_01", runtime.url)))
+    assert [r.path for r in runtime.requests] == ["/v1/judge-fixtures/export"]
+    assert "wrote 2 fixture(s) to stdout" in result.stderr
+
+
+def test_output_writes_a_file_and_refuses_to_replace_one(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    ids_file("conv_01")
+
+    first = get_fixtures(logged_in, "--output", "rows.jsonl")
+    second = get_fixtures(logged_in, "--output", "rows.jsonl")
+
+    assert first.exit_code == 0, first.stderr
+    assert first.stdout == b""
+    assert Path("rows.jsonl").read_bytes() == line(make_fixture("conv_01", runtime.url))
+    assert second.exit_code == 2
+    assert "--force" in second.stderr
+    assert len(runtime.export_paths()) == 1
+
+
+def test_output_force_replaces_the_file(logged_in: Cli, runtime: StubRuntime) -> None:
+    Path("rows.jsonl").write_text("old\n")
+    ids_file("conv_02")
+
+    result = get_fixtures(logged_in, "--output", "rows.jsonl", "--force")
+
+    assert result.exit_code == 0, result.stderr
+    assert Path("rows.jsonl").read_bytes() == line(make_fixture("conv_02", runtime.url))
+
+
+def test_plain_bundles_without_judge_fixtures(logged_in: Cli, runtime: StubRuntime) -> None:
+    ids_file("conv_01", "conv_02")
+
+    result = logged_in("conversations", "get", "--ids-file", "ids.txt")
+
+    assert result.exit_code == 0, result.stderr
+    rows = [json.loads(raw) for raw in result.stdout.splitlines()]
+    assert [row["conversation_id"] for row in rows] == ["conv_01", "conv_02"]
+    assert all("record_type" not in row for row in rows)
+    assert [r.path for r in runtime.requests] == ["/v1/conversations/export"]
+
+
+# -- partial failures ------------------------------------------------------------------------
+
+
+def test_unknown_ids_are_reported_and_the_rest_written(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    ids_file("conv_01", "conv_nope", "conv_02")
+
+    result = get_fixtures(logged_in, "--output", "rows.jsonl")
+
+    assert result.exit_code == 1
+    assert "conv_nope: the runtime could not export it: [not_found]" in result.stderr
+    assert Path("rows.jsonl").read_bytes() == (line(make_fixture("conv_01", runtime.url))
+                                               + line(make_fixture("conv_02", runtime.url)))
+
+
+@pytest.mark.parametrize(("fault", "code"), [
+    ("tampered", "fixture-hash-mismatch"),
+    ("mismatched", "fixture-conversation-mismatch"),
+])
+def test_a_fixture_failing_verification_is_not_written(
+    logged_in: Cli, runtime: StubRuntime, fault: str, code: str
+) -> None:
+    getattr(runtime, fault).add("conv_02")
+    ids_file("conv_01", "conv_02")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 1
+    assert result.stdout == line(make_fixture("conv_01", runtime.url))
+    assert f"conv_02: the runtime sent a fixture that fails verification: [{code}]" in result.stderr
+
+
+def test_an_id_the_runtime_ignores_is_reported(logged_in: Cli, runtime: StubRuntime) -> None:
+    fixture = make_fixture("conv_01", runtime.url)
+    runtime.script(json_reply(200, {"fixtures": [fixture], "errors": []}))
+    ids_file("conv_01", "conv_02")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 1
+    assert result.stdout == line(fixture)
+    assert "conv_02: the runtime returned neither a fixture nor an error" in result.stderr
+

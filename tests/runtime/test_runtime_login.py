@@ -1,0 +1,186 @@
+"""`introspection login` / `logout` and which credentials a command uses."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from runtime_harness import SENTINEL_TOKEN, Cli
+from stub_runtime import StubRuntime
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_login_verifies_the_token_and_stores_it_privately(
+    cli: Cli, runtime: StubRuntime, config_dir: Path
+) -> None:
+    result = cli("login", "--url", runtime.url + "/", "--token-stdin",
+                 input=f"  {SENTINEL_TOKEN}\n")
+
+    assert result.exit_code == 0, result.stderr
+    assert "ada@example.com (Acme)" in result.out
+    assert [(r.method, r.path, r.authorization) for r in runtime.requests] == [
+        ("GET", "/v1/whoami", f"Bearer {SENTINEL_TOKEN}")
+    ]
+    stored = config_dir / "credentials.json"
+    assert json.loads(stored.read_text()) == {"url": runtime.url, "token": SENTINEL_TOKEN}
+    assert mode(stored) == 0o600
+    assert mode(config_dir) == 0o700
+
+
+def test_login_prompts_for_the_token_without_echoing_it(
+    cli: Cli, runtime: StubRuntime, config_dir: Path
+) -> None:
+    result = cli("login", "--url", runtime.url, input=SENTINEL_TOKEN + "\n")
+
+    assert result.exit_code == 0, result.stderr
+    assert (config_dir / "credentials.json").exists()
+
+
+def test_login_tightens_an_existing_config_dir(
+    cli: Cli, runtime: StubRuntime, config_dir: Path
+) -> None:
+    config_dir.mkdir(parents=True, mode=0o755)
+    config_dir.chmod(0o755)
+
+    cli.login(runtime.url)
+
+    assert mode(config_dir) == 0o700
+
+
+def test_a_rejected_token_is_not_stored(cli: Cli, runtime: StubRuntime, config_dir: Path) -> None:
+    result = cli("login", "--url", runtime.url, "--token-stdin", input="wrong-token\n")
+
+    assert result.exit_code == 2
+    assert "rejected your token" in result.stderr
+    assert "introspection login" in result.stderr
+    assert not (config_dir / "credentials.json").exists()
+
+
+def test_login_needs_a_url(cli: Cli, runtime: StubRuntime) -> None:
+    result = cli("login", "--token-stdin", input=SENTINEL_TOKEN + "\n")
+
+    assert result.exit_code == 2
+    assert "--url" in result.stderr
+    assert runtime.requests == []
+
+
+def test_login_reuses_the_stored_url(cli: Cli, runtime: StubRuntime) -> None:
+    cli.login(runtime.url)
+
+    result = cli("login", "--token-stdin", input=SENTINEL_TOKEN + "\n")
+
+    assert result.exit_code == 0, result.stderr
+    assert runtime.url in result.out
+
+
+def test_login_refuses_plain_http_to_a_remote_host(cli: Cli, config_dir: Path) -> None:
+    result = cli("login", "--url", "http://runtime.example", "--token-stdin",
+                 input=SENTINEL_TOKEN + "\n")
+
+    assert result.exit_code == 2
+    assert "https://" in result.stderr
+    assert not config_dir.exists()
+
+
+def test_login_refuses_a_non_http_url(cli: Cli) -> None:
+    result = cli("login", "--url", "ftp://runtime.example", "--token-stdin", input="x\n")
+
+    assert result.exit_code == 2
+    assert "http(s)" in result.stderr
+
+
+def test_login_refuses_an_empty_token(cli: Cli, runtime: StubRuntime) -> None:
+    result = cli("login", "--url", runtime.url, "--token-stdin", input="\n")
+
+    assert result.exit_code == 2
+    assert "empty" in result.stderr
+    assert runtime.requests == []
+
+
+def test_login_to_an_unreachable_runtime_stores_nothing(cli: Cli, config_dir: Path) -> None:
+    result = cli("login", "--url", "http://127.0.0.1:9", "--token-stdin",
+                 input=SENTINEL_TOKEN + "\n")
+
+    assert result.exit_code == 3
+    assert "http://127.0.0.1:9" in result.stderr
+    assert not (config_dir / "credentials.json").exists()
+
+
+def test_logout_removes_the_stored_login(
+    cli: Cli, runtime: StubRuntime, config_dir: Path
+) -> None:
+    cli.login(runtime.url)
+
+    first = cli("logout")
+    second = cli("logout")
+
+    assert first.exit_code == 0
+    assert "Logged out" in first.out
+    assert not (config_dir / "credentials.json").exists()
+    assert second.exit_code == 0
+    assert "Not logged in" in second.out
+
+
+def test_commands_need_a_login(cli: Cli, runtime: StubRuntime) -> None:
+    Path("ids.txt").write_text("conv_01\n")
+
+    result = cli("conversations", "get", "--ids-file", "ids.txt")
+
+    assert result.exit_code == 2
+    assert "introspection login" in result.stderr
+    assert runtime.requests == []
+
+
+def test_environment_variables_work_without_a_stored_login(
+    cli: Cli, runtime: StubRuntime
+) -> None:
+    Path("ids.txt").write_text("conv_01\n")
+
+    result = cli("conversations", "get", "--ids-file", "ids.txt",
+                 env={"INTROSPECTION_API_URL": runtime.url,
+                      "INTROSPECTION_TOKEN": SENTINEL_TOKEN})
+
+    assert result.exit_code == 0, result.stderr
+    assert runtime.requests[0].authorization == f"Bearer {SENTINEL_TOKEN}"
+
+
+def test_env_token_overrides_a_stored_token(cli: Cli, runtime: StubRuntime) -> None:
+    cli.login(runtime.url)
+    Path("ids.txt").write_text("conv_01\n")
+
+    result = cli("conversations", "get", "--ids-file", "ids.txt",
+                 env={"INTROSPECTION_TOKEN": "other-token"})
+
+    assert result.exit_code == 2  # the stub only knows the sentinel token
+    assert runtime.requests[-1].authorization == "Bearer other-token"
+
+
+def test_a_stored_token_is_never_sent_to_another_url(cli: Cli, runtime: StubRuntime) -> None:
+    cli.login(runtime.url)
+    runtime.requests.clear()
+    Path("ids.txt").write_text("conv_01\n")
+
+    result = cli("conversations", "get", "--ids-file", "ids.txt",
+                 env={"INTROSPECTION_API_URL": "http://localhost:9"})
+
+    assert result.exit_code == 2
+    assert "INTROSPECTION_TOKEN" in result.stderr
+    assert runtime.requests == []
+
+
+def test_a_damaged_stored_login_says_to_log_in_again(
+    cli: Cli, runtime: StubRuntime, config_dir: Path
+) -> None:
+    config_dir.mkdir(parents=True)
+    (config_dir / "credentials.json").write_text('{"url": "' + runtime.url + '", "tok')
+    Path("ids.txt").write_text("conv_01\n")
+
+    result = cli("conversations", "get", "--ids-file", "ids.txt")
+
+    assert result.exit_code == 2
+    assert "damaged" in result.stderr
+    assert "introspection login" in result.stderr
