@@ -1,0 +1,285 @@
+"""The agreement statistics: hand-computed cases, scikit-learn/scipy as oracles, properties."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+from introspection_cli.evaluation.metrics import (
+    Interval,
+    agrees,
+    cohen_kappa,
+    mcnemar_exact,
+    split_stats,
+    stats_by_split,
+    wilson_interval,
+)
+from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS, RowOutcome
+
+Z = 1.959963984540054
+
+
+def row(expected: str, outcome: str, *, split: str | None = "dev", line: int = 1,
+        unstable: bool = False) -> RowOutcome:
+    return RowOutcome(line=line, conversation_id=f"conv_{line}", split=split,
+                      expected=expected, outcome=outcome, unstable=unstable)  # type: ignore[arg-type]
+
+
+verdicts = st.sampled_from(VERDICTS)
+scored_outcomes = st.sampled_from(tuple(o for o in OUTCOMES if o != "error"))
+rows_strategy = st.lists(
+    st.builds(row, verdicts, st.sampled_from(OUTCOMES),
+              split=st.sampled_from(("train", "dev", "test", None)),
+              unstable=st.booleans()),
+    max_size=60,
+)
+
+
+# --- Wilson -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("successes", "n", "low", "high"), [
+    # 8/10: p = 0.8, z²/n = 0.38415; centre = (0.8 + 0.19207) / 1.38415 = 0.71679;
+    # half = 1.95996/1.38415 · sqrt(0.016 + 0.0096036) = 1.41600 · 0.16001 = 0.22658.
+    (8, 10, 0.4902, 0.9433),
+    # 0/10: centre = 0.19207/1.38415 = 0.13877 and half = 1.41600 · 0.098 = 0.13877.
+    (0, 10, 0.0, 0.2775),
+    # 10/10 mirrors 0/10.
+    (10, 10, 0.7225, 1.0),
+    # 1/1: low = 1 / (1 + z²) = 1 / 4.84146 = 0.2065.
+    (1, 1, 0.2065, 1.0),
+    # 6/12: centre 0.5; half = (1.95996/1.32013) · sqrt(0.25/12 + 3.84146/576) = 1.48468 · 0.16503.
+    (6, 12, 0.2538, 0.7462),
+])
+def test_wilson_matches_hand_computed_bounds(successes: int, n: int, low: float,
+                                             high: float) -> None:
+    interval = wilson_interval(successes, n)
+    assert interval is not None
+    assert interval.value == successes / n
+    assert interval.low == pytest.approx(low, abs=5e-5)
+    assert interval.high == pytest.approx(high, abs=5e-5)
+
+
+def test_wilson_is_null_without_observations() -> None:
+    assert wilson_interval(0, 0) is None
+
+
+@pytest.mark.parametrize(("successes", "n"), [(-1, 3), (4, 3), (0, -1)])
+def test_wilson_rejects_impossible_counts(successes: int, n: int) -> None:
+    with pytest.raises(ValueError, match="successes"):
+        wilson_interval(successes, n)
+
+
+@given(st.integers(min_value=1, max_value=100_000).flatmap(
+    lambda n: st.tuples(st.integers(min_value=0, max_value=n), st.just(n))))
+def test_wilson_contains_the_estimate_and_stays_in_unit_interval(case: tuple[int, int]) -> None:
+    successes, n = case
+    interval = wilson_interval(successes, n)
+    assert interval is not None
+    assert 0.0 <= interval.low <= interval.value <= interval.high <= 1.0
+    # Textbook closed form, computed independently of the implementation's algebra.
+    p = successes / n
+    centre = (successes + Z * Z / 2) / (n + Z * Z)
+    half = Z * math.sqrt(n * p * (1 - p) + Z * Z / 4) / (n + Z * Z)
+    assert interval.low == pytest.approx(max(0.0, centre - half), abs=1e-9)
+    assert interval.high == pytest.approx(min(1.0, centre + half), abs=1e-9)
+
+
+def test_interval_json_has_exactly_value_low_high() -> None:
+    assert Interval(0.5, 0.25, 0.75).as_json() == {"value": 0.5, "low": 0.25, "high": 0.75}
+
+
+# --- Cohen's kappa ----------------------------------------------------------------------
+
+def test_kappa_two_class_hand_case() -> None:
+    # expected 5 pass, 5 fail; outcomes: 4 of the passes pass, 3 of the fails fail.
+    # p_o = 7/10; outcome totals pass 6, fail 4; p_e = (5·6 + 5·4)/100 = 0.5;
+    # kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4.
+    pairs = ([("pass", "pass")] * 4 + [("pass", "fail")]
+             + [("fail", "fail")] * 3 + [("fail", "pass")] * 2)
+    assert cohen_kappa(pairs) == pytest.approx(0.4)
+
+
+def test_kappa_counts_gated_as_not_applicable() -> None:
+    # As verdicts: (pass,pass) (fail,fail) (na,na) (na,pass). Diagonal 3 of 4.
+    # Expected totals pass 1, fail 1, na 2; outcome totals pass 2, fail 1, na 1.
+    # Σ e·o = 2 + 1 + 2 = 5; kappa = (4·3 - 5) / (16 - 5) = 7/11.
+    pairs = [("pass", "pass"), ("fail", "fail"), ("not_applicable", "gated"),
+             ("not_applicable", "pass")]
+    assert cohen_kappa(pairs) == pytest.approx(7 / 11)
+    assert cohen_kappa(pairs) == cohen_kappa(
+        [(e, "not_applicable" if o == "gated" else o) for e, o in pairs])
+
+
+def test_kappa_is_minus_one_for_perfect_disagreement() -> None:
+    # Diagonal 0; totals 1/1 each way crossed: Σ e·o = 1·1 + 1·1 = 2; (0 - 2)/(4 - 2) = -1.
+    assert cohen_kappa([("pass", "fail"), ("fail", "pass")]) == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("pairs", [
+    [],
+    # p_e = 1: one class on both sides, kappa = 0/0.
+    [("pass", "pass")] * 5,
+    [("not_applicable", "gated"), ("not_applicable", "not_applicable")],
+])
+def test_kappa_is_null_when_undefined(pairs: list[tuple[str, str]]) -> None:
+    assert cohen_kappa(pairs) is None
+
+
+def test_kappa_refuses_error_rows() -> None:
+    with pytest.raises(ValueError, match="error"):
+        cohen_kappa([("pass", "error")])
+
+
+@given(st.lists(st.tuples(verdicts, scored_outcomes), max_size=80))
+def test_kappa_matches_scikit_learn(pairs: list[tuple[str, str]]) -> None:
+    ours = cohen_kappa(pairs)
+    if not pairs:
+        assert ours is None
+        return
+    expected = [e for e, _ in pairs]
+    outcome = ["not_applicable" if o == "gated" else o for _, o in pairs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn warns on 0/0 and returns nan
+        oracle = cohen_kappa_score(expected, outcome, labels=list(VERDICTS))
+    if math.isnan(oracle):
+        assert ours is None
+    else:
+        assert ours is not None
+        assert ours == pytest.approx(oracle, abs=1e-12)
+        assert -1.0 <= ours <= 1.0
+
+
+# --- split statistics -------------------------------------------------------------------
+
+def test_split_stats_hand_case() -> None:
+    rows = [
+        row("pass", "pass"), row("pass", "pass"), row("pass", "fail"),
+        row("fail", "fail"), row("fail", "not_applicable"),
+        row("not_applicable", "gated"), row("not_applicable", "pass", unstable=True),
+        row("pass", "error", unstable=True), row("fail", "error"),
+    ]
+    stats = split_stats(rows)
+    # 9 rows = 6 judged + 1 gated + 2 errors; the two unstable rows include a tie error.
+    assert (stats.n, stats.judged, stats.gated, stats.errors, stats.unstable) == (9, 6, 1, 2, 2)
+    # 7 non-error rows, agreeing: pass/pass ×2, fail/fail, na/gated = 4.
+    assert stats.agreement is not None
+    assert stats.agreement.value == pytest.approx(4 / 7)
+    # TPR: non-error expected pass = 3, outcome pass 2. TNR: non-error expected fail = 2, 1.
+    assert stats.tpr is not None and stats.tpr.value == pytest.approx(2 / 3)
+    assert stats.tnr is not None and stats.tnr.value == pytest.approx(1 / 2)
+    # kappa over the 7: expected totals pass 3, fail 2, na 2; outcomes pass 3, fail 2, na 2
+    # (gated -> na); Σ e·o = 9 + 4 + 4 = 17; kappa = (7·4 - 17) / (49 - 17) = 11/32.
+    assert stats.kappa == pytest.approx(11 / 32)
+    assert stats.confusion["pass"] == {"pass": 2, "fail": 1, "not_applicable": 0,
+                                       "gated": 0, "error": 1}
+    assert stats.confusion["not_applicable"]["gated"] == 1
+
+
+def test_empty_split_has_zero_counts_and_null_statistics() -> None:
+    stats = split_stats([])
+    assert (stats.n, stats.judged, stats.gated, stats.errors, stats.unstable) == (0, 0, 0, 0, 0)
+    assert stats.agreement is None and stats.kappa is None
+    assert stats.tpr is None and stats.tnr is None
+    assert stats.confusion == {label: dict.fromkeys(OUTCOMES, 0) for label in VERDICTS}
+
+
+def test_all_error_rows_give_null_statistics_not_zero() -> None:
+    stats = split_stats([row("pass", "error"), row("fail", "error")])
+    assert stats.n == stats.errors == 2
+    assert stats.agreement is None and stats.kappa is None
+    assert stats.tpr is None and stats.tnr is None
+
+
+def test_rate_is_null_when_its_label_is_absent() -> None:
+    stats = split_stats([row("pass", "pass"), row("pass", "fail")])
+    assert stats.tpr is not None and stats.tpr.value == 0.5
+    assert stats.tnr is None  # no expected-fail rows: null, never 0
+
+
+def test_gated_agrees_only_with_not_applicable() -> None:
+    assert agrees("not_applicable", "gated")
+    assert not agrees("pass", "gated")
+    assert not agrees("fail", "gated")
+    stats = split_stats([row("not_applicable", "gated"), row("pass", "gated")])
+    assert stats.agreement is not None and stats.agreement.value == 0.5
+
+
+@given(rows_strategy, st.lists(st.builds(row, verdicts, st.just("error")), max_size=10))
+def test_error_rows_change_no_statistic(rows: list[RowOutcome],
+                                       errors: list[RowOutcome]) -> None:
+    clean, noisy = split_stats(rows), split_stats(rows + errors)
+    assert noisy.n == clean.n + len(errors)
+    assert noisy.errors == clean.errors + len(errors)
+    for name in ("agreement", "kappa", "tpr", "tnr"):
+        assert getattr(noisy, name) == getattr(clean, name)
+
+
+@given(rows_strategy)
+def test_split_stats_agree_with_scikit_learn_confusion_and_recount(
+        rows: list[RowOutcome]) -> None:
+    stats = split_stats(rows)
+    assert stats.n == stats.judged + stats.gated + stats.errors == len(rows)
+    if rows:
+        oracle = confusion_matrix([r.expected for r in rows], [r.outcome for r in rows],
+                                  labels=list(OUTCOMES))
+        for i, label in enumerate(VERDICTS):
+            assert [stats.confusion[label][o] for o in OUTCOMES] == list(oracle[i])
+    scored = [r for r in rows if r.outcome != "error"]
+    if scored:
+        agreeing = sum(r.outcome == r.expected
+                       or (r.outcome, r.expected) == ("gated", "not_applicable") for r in scored)
+        assert stats.agreement is not None
+        assert stats.agreement.value == agreeing / len(scored)
+    else:
+        assert stats.agreement is None
+    if stats.kappa is not None:
+        assert -1.0 <= stats.kappa <= 1.0
+
+
+@given(rows_strategy)
+def test_stats_by_split_partitions_rows(rows: list[RowOutcome]) -> None:
+    by_split = stats_by_split(rows)
+    assert tuple(by_split) == SPLITS
+    assert by_split["all"] == split_stats(rows)
+    assert sum(by_split[s].n for s in ("train", "dev", "test", "unsplit")) == len(rows)
+    assert by_split["unsplit"].n == sum(r.split is None for r in rows)
+
+
+# --- McNemar ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("b", "c", "p"), [
+    (0, 0, 1.0),  # nothing changed: no evidence
+    (0, 5, 2 / 32),  # 2 · C(5,0) / 2^5
+    (1, 9, 2 * (1 + 10) / 1024),  # 2 · (C(10,0) + C(10,1)) / 2^10 = 0.021484375
+    (3, 3, 1.0),  # a tie doubles past 1 and is capped
+    (2, 4, 2 * (1 + 6 + 15) / 64),  # 0.6875
+])
+def test_mcnemar_hand_computed(b: int, c: int, p: float) -> None:
+    assert mcnemar_exact(b, c) == pytest.approx(p)
+    assert mcnemar_exact(c, b) == mcnemar_exact(b, c)
+
+
+def test_mcnemar_handles_large_counts_without_overflow() -> None:
+    p = mcnemar_exact(0, 5000)
+    assert 0.0 <= p < 1e-300
+
+
+@given(st.integers(min_value=0, max_value=300), st.integers(min_value=0, max_value=300))
+def test_mcnemar_matches_scipy_binomtest(b: int, c: int) -> None:
+    from scipy.stats import binomtest
+
+    if b + c == 0:
+        assert mcnemar_exact(b, c) == 1.0
+        return
+    oracle = binomtest(b, b + c, 0.5, alternative="two-sided").pvalue
+    assert mcnemar_exact(b, c) == pytest.approx(oracle, rel=1e-9, abs=1e-300)
+
+
+def test_mcnemar_rejects_negative_counts() -> None:
+    with pytest.raises(ValueError, match="discordant"):
+        mcnemar_exact(-1, 2)

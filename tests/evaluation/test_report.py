@@ -1,0 +1,269 @@
+"""The SPEC §3.2 JSON report, its published schema, and the threshold gates."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from introspection_cli.errors import UsageError
+from introspection_cli.evaluation.outcomes import (
+    OUTCOMES,
+    SPLITS,
+    VERDICTS,
+    EvalRun,
+    JudgeRun,
+    RejectedRow,
+    RowOutcome,
+    Usage,
+)
+from introspection_cli.evaluation.report import (
+    build_report,
+    load_report_schema,
+    render_report,
+    report_json,
+    threshold_failures,
+    write_report,
+)
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "eval-report.schema.json"
+
+
+def sample_run() -> EvalRun:
+    rows = (
+        RowOutcome(1, "conv_a1", "dev", "pass", "fail", ("fail",), False,
+                   "The agent never opened the refund.", None, False),
+        RowOutcome(2, "conv_a2", "dev", "pass", "pass", ("pass",), reasoning="Refund opened."),
+        RowOutcome(4, "conv_a4", None, "not_applicable", "gated"),
+        RowOutcome(5, "conv_a5", "test", "fail", "error", ("error",),
+                   error="provider failed after 2 retries: HTTP 503", cached=False),
+        RowOutcome(6, "conv_a6", "test", "fail", "fail", ("fail", "fail", "pass"), True,
+                   "No refund.", None, True),
+    )
+    judge = JudgeRun("billing-request-handling", "openai", "gpt-5.6-luna", rows,
+                     (RejectedRow(3, "fixture-hash-mismatch", "snapshot_hash does not match"),))
+    return EvalRun("path/to/recipe", (judge,), Usage(4, 1, 5120, 900))
+
+
+def validate(report: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator(load_report_schema()).validate(report)
+
+
+# --- build_report -----------------------------------------------------------------------
+
+def test_report_has_exactly_the_spec_shape() -> None:
+    report = build_report(sample_run())
+    assert list(report) == ["report_version", "recipe", "judges", "usage"]
+    assert report["report_version"] == 1
+    assert report["recipe"] == "path/to/recipe"
+    assert report["usage"] == {"requests": 4, "cached": 1, "input_tokens": 5120,
+                               "output_tokens": 900}
+    (judge,) = report["judges"]
+    assert list(judge) == ["name", "provider", "model", "rejected", "splits", "rows"]
+    assert judge["rejected"] == [{"line": 3, "code": "fixture-hash-mismatch",
+                                  "message": "snapshot_hash does not match"}]
+    assert list(judge["splits"]) == list(SPLITS)
+    assert judge["rows"][0] == {
+        "line": 1, "conversation_id": "conv_a1", "split": "dev", "expected": "pass",
+        "outcome": "fail", "samples": ["fail"], "unstable": False,
+        "reasoning": "The agent never opened the refund.", "error": None, "cached": False}
+    assert judge["rows"][2]["split"] is None and judge["rows"][2]["samples"] == []
+
+
+def test_report_statistics_per_split() -> None:
+    splits = build_report(sample_run())["judges"][0]["splits"]
+    assert list(splits["all"]) == ["n", "judged", "gated", "errors", "unstable", "agreement",
+                                   "kappa", "tpr", "tnr", "confusion"]
+    # all: 5 rows = 3 judged + 1 gated + 1 error; 4 scored, 3 agree (a2, a4 gated, a6).
+    assert {k: splits["all"][k] for k in ("n", "judged", "gated", "errors", "unstable")} == {
+        "n": 5, "judged": 3, "gated": 1, "errors": 1, "unstable": 1}
+    assert splits["all"]["agreement"]["value"] == pytest.approx(3 / 4)
+    # The train split has no rows: present, n 0, null statistics (never 0).
+    assert splits["train"]["n"] == 0
+    assert [splits["train"][k] for k in ("agreement", "kappa", "tpr", "tnr")] == [None] * 4
+    assert splits["unsplit"]["n"] == 1 and splits["unsplit"]["gated"] == 1
+    # test: the error row is not scored, so TNR is 1/1 rather than 1/2.
+    assert splits["test"]["tnr"]["value"] == 1.0
+    assert splits["test"]["tpr"] is None
+    assert set(splits["test"]["confusion"]) == set(VERDICTS)
+
+
+def test_report_is_plain_json_that_round_trips(tmp_path: Path) -> None:
+    report = build_report(sample_run())
+    assert json.loads(report_json(report)) == report
+    target = tmp_path / "report.json"
+    write_report(target, report)
+    assert json.loads(target.read_text(encoding="utf-8")) == report
+
+
+def test_json_keeps_non_ascii_readable() -> None:
+    run = sample_run()
+    row = RowOutcome(9, "conv_ü", "dev", "pass", "pass", ("pass",), reasoning="€49.50 refunded")
+    judge = JudgeRun("j", "anthropic", "claude", (row,))
+    text = report_json(build_report(EvalRun(run.recipe, (judge,))))
+    assert "€49.50" in text and "conv_ü" in text
+
+
+# --- the schema -------------------------------------------------------------------------
+
+def test_schema_is_a_valid_draft_2020_12_schema() -> None:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert load_report_schema() == schema
+
+
+def test_schema_validates_real_report_with_check_jsonschema(tmp_path: Path) -> None:
+    report_path = tmp_path / "report.json"
+    write_report(report_path, build_report(sample_run()))
+    result = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--schemafile", str(SCHEMA_PATH),
+         str(report_path)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+row_outcomes = st.builds(
+    RowOutcome,
+    line=st.integers(min_value=1, max_value=10_000),
+    conversation_id=st.text(min_size=1, max_size=20),
+    split=st.sampled_from(("train", "dev", "test", None)),
+    expected=st.sampled_from(VERDICTS),
+    outcome=st.sampled_from(OUTCOMES),
+    samples=st.lists(st.sampled_from(("pass", "fail", "not_applicable", "error")),
+                     max_size=5).map(tuple),
+    unstable=st.booleans(),
+    reasoning=st.none() | st.text(max_size=50),
+    error=st.none() | st.text(max_size=50),
+    cached=st.booleans(),
+)
+
+
+@given(st.lists(row_outcomes, max_size=40), st.sampled_from(("openai", "anthropic")))
+def test_schema_accepts_every_built_report(rows: list[RowOutcome], provider: str) -> None:
+    run = EvalRun("r", (JudgeRun("some-judge", provider, "m", tuple(rows)),),
+                  Usage(len(rows), 0, 10, 2))
+    validate(build_report(run))
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def mutate(report: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = report
+        for key in parents:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[int(last) if last.isdigit() else last] = value
+    mutate.__name__ = f"{path}={value!r}"
+    return mutate
+
+
+def _delete(path: str) -> Callable[[dict[str, Any]], None]:
+    def mutate(report: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = report
+        for key in parents:
+            target = target[int(key)] if key.isdigit() else target[key]
+        del target[last]
+    mutate.__name__ = f"del {path}"
+    return mutate
+
+
+@pytest.mark.parametrize("mutate", [
+    _set("report_version", 2),
+    _set("extra", True),
+    _set("usage.requests", -1),
+    _delete("usage.cached"),
+    _delete("judges.0.splits.unsplit"),
+    _set("judges.0.splits.train.agreement", 0),  # an empty denominator is null, never 0
+    _set("judges.0.splits.all.agreement.value", 1.5),
+    _set("judges.0.splits.all.agreement.extra", 0.1),
+    _set("judges.0.splits.all.kappa", "0.5"),
+    _set("judges.0.splits.all.kappa", -1.5),
+    _set("judges.0.splits.all.n", 2.5),
+    _delete("judges.0.splits.all.confusion.not_applicable"),
+    _delete("judges.0.splits.all.confusion.pass.gated"),
+    _set("judges.0.splits.all.confusion.pass.maybe", 1),
+    _set("judges.0.rows.0.outcome", "maybe"),
+    _set("judges.0.rows.0.expected", "gated"),
+    _set("judges.0.rows.0.split", "validation"),
+    _set("judges.0.rows.0.samples", ["gated"]),
+    _set("judges.0.rows.0.line", 0),
+    _delete("judges.0.rows.0.cached"),
+    _set("judges.0.rows.0.note", "x"),
+    _set("judges.0.provider", "gemini"),
+    _set("judges.0.name", "Not Kebab"),
+    _delete("judges.0.rejected"),
+    _set("judges.0.rejected.0.line", None),
+], ids=lambda mutate: mutate.__name__)
+def test_schema_rejects_mutated_report(mutate: Callable[[dict[str, Any]], None]) -> None:
+    report = build_report(sample_run())
+    validate(report)  # the unmutated report is valid, so the failure is the mutation's
+    broken = copy.deepcopy(report)
+    mutate(broken)
+    with pytest.raises(jsonschema.ValidationError):
+        validate(broken)
+
+
+# --- rendering dispatch -----------------------------------------------------------------
+
+def test_render_report_json_is_the_report() -> None:
+    report = build_report(sample_run())
+    assert json.loads(render_report(report, "json")) == report
+
+
+def test_render_report_rejects_unknown_format() -> None:
+    with pytest.raises(UsageError, match="text, json, markdown"):
+        render_report(build_report(sample_run()), "html")
+
+
+# --- thresholds -------------------------------------------------------------------------
+
+def _run_with(rows: tuple[RowOutcome, ...]) -> dict[str, Any]:
+    return build_report(EvalRun("r", (JudgeRun("tone", "openai", "m", rows),)))
+
+
+def test_thresholds_met_give_no_failures() -> None:
+    report = _run_with((RowOutcome(1, "c1", "dev", "pass", "pass"),
+                        RowOutcome(2, "c2", "dev", "fail", "fail")))
+    assert threshold_failures(report, min_agreement=1.0, min_kappa=1.0) == []
+    assert threshold_failures(report, min_agreement=None, min_kappa=None) == []
+
+
+def test_thresholds_are_inclusive_and_name_judge_split_and_flag() -> None:
+    # 4 of 5 agree: agreement exactly 0.8.
+    rows = tuple(RowOutcome(i, f"c{i}", "dev", "pass", "pass") for i in range(1, 5))
+    report = _run_with((*rows, RowOutcome(5, "c5", "dev", "fail", "pass")))
+    assert threshold_failures(report, min_agreement=0.8, min_kappa=None) == []
+    (message,) = threshold_failures(report, min_agreement=0.81, min_kappa=None)
+    assert message == "judge tone: agreement on split all is 0.800, below --min-agreement 0.81"
+
+
+def test_null_statistic_does_not_meet_a_threshold() -> None:
+    # Every label and outcome is pass: agreement 1.0 but kappa undefined (null).
+    report = _run_with((RowOutcome(1, "c1", "dev", "pass", "pass"),))
+    (message,) = threshold_failures(report, min_agreement=0.5, min_kappa=0.0)
+    assert "kappa on split all is null" in message and "--min-kappa 0" in message
+    # The train split is empty: both statistics are null, both thresholds missed.
+    failures = threshold_failures(report, min_agreement=0.0, min_kappa=-1.0, split="train")
+    assert len(failures) == 2
+    assert all("no rows in this split" in failure for failure in failures)
+
+
+def test_all_error_split_misses_thresholds() -> None:
+    report = _run_with((RowOutcome(1, "c1", "test", "pass", "error", error="timeout"),))
+    failures = threshold_failures(report, min_agreement=0.0, min_kappa=None, split="test")
+    assert failures == ["judge tone: agreement on split test is null (every row is an error), "
+                        "which does not meet --min-agreement 0"]
+
+
+def test_thresholds_reject_unknown_split() -> None:
+    with pytest.raises(UsageError, match="unknown split 'validation'"):
+        threshold_failures(_run_with(()), min_agreement=0.5, min_kappa=None, split="validation")
