@@ -1,7 +1,127 @@
-"""``introspection judges eval`` and ``introspection judges render``."""
+"""``introspection judges eval`` and ``introspection judges render``.
+
+Thin on purpose: options become settings, the core in
+:mod:`introspection_cli.evaluation` does the work (imported inside each
+command, so ``introspection check`` never loads Jinja2 or the model SDKs).
+"""
 
 from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
 app = typer.Typer(help="Run judges over their calibration data.", no_args_is_help=True)
+
+_RECIPE_HELP = "Recipe directory (the one containing SYSTEM.md)."
+
+
+@app.command("eval")
+def eval_command(
+    recipe: Annotated[Path, typer.Argument(
+        help=_RECIPE_HELP + " Default: the current directory.")] = Path("."),
+    judge: Annotated[list[str] | None, typer.Option(
+        "--judge", metavar="NAME", help="Evaluate only this judge (repeatable). Default: every judge with a "
+                        "calibration file.")] = None,
+    split: Annotated[list[str] | None, typer.Option(
+        "--split", metavar="SPLIT", help="Evaluate only rows of this split: train, dev, test or unsplit "
+                        "(repeatable). Default: all rows.")] = None,
+    samples: Annotated[int, typer.Option(
+        min=1, help="Calls per row; the verdict is the majority vote, rows whose samples "
+                    "disagree are flagged unstable, a tie is an error.")] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
+    provider: Annotated[str | None, typer.Option(
+        help="Use this provider (openai or anthropic) instead of each judge's llm.provider.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(
+        help="Use this model instead of each judge's llm.model.")] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Neither read nor write the verdict cache.")] = False,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="Report format on stdout: text, json or markdown.")] = "text",
+    output: Annotated[Path | None, typer.Option(
+        help="Also write the JSON report to this file (atomically).")] = None,
+    baseline: Annotated[Path | None, typer.Option(
+        help="A previous JSON report: show per-split deltas and rows whose outcome changed.")
+    ] = None,
+    min_agreement: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Exit 1 when a judge's agreement is below this (0-1).")] = None,
+    min_kappa: Annotated[float | None, typer.Option(
+        min=-1.0, max=1.0, help="Exit 1 when a judge's Cohen's kappa is below this.")] = None,
+    threshold_split: Annotated[str, typer.Option(
+        help="The split --min-agreement and --min-kappa apply to.")] = "all",
+    max_retries: Annotated[int, typer.Option(
+        min=0, help="Retries per request on 429, 5xx, timeouts and connection errors "
+                    "(the SDK's max_retries).")] = 2,
+    timeout: Annotated[float, typer.Option(
+        min=0.001, help="Seconds to wait for one model response.")] = 60.0,
+) -> None:
+    """Run judges over their labelled calibration rows and report agreement by split.
+
+    Exit codes: 0 all good; 1 rows rejected, a threshold missed, no calibration
+    data or recipe errors; 2 usage error, or an API key missing or rejected;
+    3 rows failed at the model provider after retries (the report is still shown).
+    """
+    from introspection_cli.evaluation.runner import EvalOptions
+    from introspection_cli.evaluation.session import (
+        ReportSettings,
+        check_report_format,
+        evaluate_recipe,
+    )
+
+    options = EvalOptions(
+        judges=tuple(judge or ()), splits=tuple(split or ()), samples=samples,
+        concurrency=concurrency, provider=provider, model=model, use_cache=not no_cache,
+        max_retries=max_retries, timeout=timeout)
+    settings = ReportSettings(
+        fmt=check_report_format(fmt), output=output, baseline=baseline,
+        min_agreement=min_agreement, min_kappa=min_kappa, threshold_split=threshold_split,
+        color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    progress = _StderrProgress() if sys.stderr.isatty() else None
+    try:
+        result = evaluate_recipe(recipe, options, settings, progress=progress)
+    finally:
+        if progress is not None:
+            progress.finish()
+    sys.stdout.write(result.stdout)
+    sys.stdout.flush()
+    for problem in result.problems:
+        sys.stderr.write(f"introspection: {problem}\n")
+    raise typer.Exit(int(result.exit_code))
+
+
+@app.command("render")
+def render_command(
+    recipe: Annotated[Path, typer.Argument(help=_RECIPE_HELP)],
+    judge: Annotated[str, typer.Argument(help="The judge's name.")],
+    line: Annotated[int, typer.Option(
+        "--line", min=1, help="Line number of the row in the judge's calibration file.")],
+    fmt: Annotated[str, typer.Option(
+        "--format", help="text (headed sections) or json ({messages, tool}).")] = "text",
+) -> None:
+    """Print the exact messages and tool schema a judge would send for one row; no call is made."""
+    from introspection_cli.evaluation.render_row import format_row_prompt, prompt_for_line
+
+    sys.stdout.write(format_row_prompt(prompt_for_line(recipe, judge, line), fmt))
+
+
+class _StderrProgress:
+    """A one-line ``rows done/total`` counter, redrawn in place on a terminal."""
+
+    def __init__(self) -> None:
+        self._drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        width = 30
+        filled = width * done // total if total else width
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} rows")
+        sys.stderr.flush()
+        self._drawn = True
+
+    def finish(self) -> None:
+        if self._drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()

@@ -14,6 +14,7 @@ import hashlib
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any, cast
 
 import rfc8785
 
@@ -62,7 +63,7 @@ def cache_key(*, provider: str, endpoint: str, request: ModelRequest, sample: in
                  "schema": dict(request.tool_schema)},
         "sample": sample,
     }
-    return hashlib.sha256(rfc8785.dumps(material)).hexdigest()
+    return hashlib.sha256(rfc8785.dumps(cast(Any, material))).hexdigest()
 
 
 class VerdictCache:

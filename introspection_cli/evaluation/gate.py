@@ -12,7 +12,7 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import regex
 import rfc8785
@@ -102,7 +102,7 @@ def as_match_text(value: object) -> str:
     if isinstance(value, str):
         return value
     try:
-        return rfc8785.dumps(value).decode("utf-8")
+        return rfc8785.dumps(cast(Any, value)).decode("utf-8")
     except rfc8785.CanonicalizationError:
         # Integers beyond 2^53 are outside JCS; sorted compact JSON is the closest text.
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,123 @@
+"""``judges eval`` and ``judges render`` end to end, minus the command line.
+
+The CLI turns options into :class:`EvalOptions` / :class:`ReportSettings` and
+calls these; they return what to print and the exit code, so the same flow is
+testable without Typer. Exit codes (SPEC §3): 3 when rows failed at the
+provider after retries (the report is still printed and written), else 1 when
+rows were rejected or a threshold was missed, else 0. A rejected or missing API
+key raises :class:`~introspection_cli.errors.ConfigError` (exit 2) before or
+instead of the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from introspection_cli.diagnostics import Diagnostic, Severity
+from introspection_cli.errors import DataError, ExitCode, UsageError
+from introspection_cli.evaluation.outcomes import SPLITS
+from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, run_eval
+from introspection_cli.recipe.model import Recipe
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """How to present the run and what it must reach."""
+
+    fmt: str = "text"
+    output: Path | None = None
+    baseline: Path | None = None
+    min_agreement: float | None = None
+    min_kappa: float | None = None
+    threshold_split: str = "all"
+    color: bool = False
+
+
+@dataclass(frozen=True)
+class EvalCommandResult:
+    stdout: str
+    exit_code: ExitCode
+    #: Why the exit code is not 0, one line each (for stderr).
+    problems: tuple[str, ...] = field(default_factory=tuple)
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, *,
+                    progress: ProgressCallback | None = None) -> EvalCommandResult:
+    """Run ``judges eval`` on the recipe at ``path``: the report to print and the exit code."""
+    from introspection_cli.evaluation.baseline import compare_with_baseline, load_baseline
+    from introspection_cli.evaluation.report import (
+        build_report,
+        render_report,
+        threshold_failures,
+        write_report,
+    )
+
+    recipe = load_valid_recipe(path)
+    # Check everything that can fail cheaply before any model call costs money.
+    if settings.threshold_split not in SPLITS:
+        raise UsageError(f"unknown --threshold-split {settings.threshold_split!r}; "
+                         f"use one of: {', '.join(SPLITS)}")
+    baseline = load_baseline(settings.baseline) if settings.baseline is not None else None
+    result = run_eval(recipe, options, progress=progress)
+    report = build_report(result.run)
+    if settings.output is not None:
+        write_report(settings.output, report)
+    comparison = compare_with_baseline(report, baseline) if baseline is not None else None
+    stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
+    problems: list[str] = []
+    if result.service_failures:
+        problems.append(f"{result.service_failures} row(s) failed at the model provider after "
+                        "retries and are errors in the report; rerun to retry them "
+                        "(verdicts already received are cached)")
+    problems += _rejection_problems(result.run.judges)
+    problems += threshold_failures(report, min_agreement=settings.min_agreement,
+                                   min_kappa=settings.min_kappa, split=settings.threshold_split)
+    if result.cache_write_failures:
+        problems.append(f"warning: {result.cache_write_failures} verdict(s) could not be "
+                        "written to the cache")
+    exit_code = (ExitCode.SERVICE if result.service_failures
+                 else ExitCode.PROBLEMS if any(not p.startswith("warning:") for p in problems)
+                 else ExitCode.OK)
+    return EvalCommandResult(stdout, exit_code, tuple(problems), report)
+
+
+def load_valid_recipe(path: Path) -> Recipe:
+    """Load the recipe; any error diagnostic stops eval with exit 1, listing them all."""
+    from introspection_cli.recipe.checker import load_recipe
+
+    recipe, diagnostics = load_recipe(path)
+    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR),
+                    key=Diagnostic.sort_key)
+    if errors:
+        listing = "\n".join(format_diagnostic(d) for d in errors)
+        raise DataError(f"the recipe {path} has {len(errors)} error(s); fix them "
+                        f"(`introspection check {path}`) before evaluating:\n{listing}")
+    return recipe
+
+
+def format_diagnostic(diagnostic: Diagnostic) -> str:
+    """``path:line:col: severity[code] message``."""
+    location = ":".join(str(part) for part in (diagnostic.path, diagnostic.line, diagnostic.column)
+                        if part is not None)
+    return (f"{location}: {diagnostic.severity.value}[{diagnostic.code}] "
+            f"{diagnostic.message}")
+
+
+def _rejection_problems(judges: Sequence[Any]) -> list[str]:
+    return [f"judge {judge.name}: {len(judge.rejected)} calibration row(s) rejected "
+            f"(lines {', '.join(str(r.line) for r in judge.rejected[:10])}"
+            f"{', ...' if len(judge.rejected) > 10 else ''}); they are listed in the report"
+            for judge in judges if judge.rejected]
+
+
+def check_report_format(fmt: str) -> str:
+    """Validate ``--format`` for eval."""
+    from introspection_cli.evaluation.report import REPORT_FORMATS
+
+    if fmt not in REPORT_FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; use one of: {', '.join(REPORT_FORMATS)}")
+    return fmt

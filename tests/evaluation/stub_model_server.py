@@ -1,0 +1,272 @@
+"""A scripted stand-in for the OpenAI Chat Completions and Anthropic Messages APIs.
+
+A stdlib ``ThreadingHTTPServer`` on 127.0.0.1 with a random port, driven by
+the real SDKs through ``base_url``. By default the reply is chosen by markers in
+the conversation the judge is shown:
+
+- ``VERDICT:pass`` / ``VERDICT:fail`` / ``VERDICT:not_applicable`` — a valid tool call;
+- ``FAULT:<name>`` — one of :data:`FAULTS` (a 429 then success, a truncated tool
+  call, a body that is not JSON...);
+- no marker — ``pass``.
+
+A test may instead push :class:`StubReply` values onto :attr:`StubModelServer.queue`
+(served first, in order) or pass a ``script`` function of the request. Requests
+are recorded (path, API, JSON body) for assertions; headers are not recorded, and
+the Authorization / x-api-key value is only compared, never stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_MARKER = re.compile(r"\b(VERDICT|FAULT):([a-z_0-9-]+)")
+
+FAULTS = (
+    "429-once", "500-once", "529-once", "500-always", "hang", "truncated", "wrong-enum",
+    "missing-reasoning", "extra-key", "text-json", "text-prose", "non-json", "refusal",
+    "empty-choices", "alternate",
+)
+
+
+@dataclass(frozen=True)
+class StubReply:
+    status: int = 200
+    body: bytes | dict[str, Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering (a hang, when past the timeout)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    api: str  # "openai" | "anthropic"
+    path: str
+    body: dict[str, Any]
+
+    @property
+    def user_text(self) -> str:
+        """The user message's text, for either API."""
+        for message in self.body.get("messages", []):
+            if message.get("role") == "user":
+                content = message.get("content")
+                return content if isinstance(content, str) else json.dumps(content)
+        return ""
+
+    @property
+    def system_text(self) -> str:
+        if self.api == "anthropic":
+            system = self.body.get("system", "")
+            return system if isinstance(system, str) else json.dumps(system)
+        for message in self.body.get("messages", []):
+            if message.get("role") == "system":
+                return str(message.get("content"))
+        return ""
+
+
+Script = Callable[[RecordedRequest, int], StubReply]
+
+
+class StubModelServer:
+    """Start with ``with StubModelServer() as stub:``; point SDKs at :attr:`openai_url`."""
+
+    def __init__(self, *, api_key: str | None = None, latency: float = 0.0,
+                 hang_seconds: float = 3.0, script: Script | None = None) -> None:
+        self.api_key = api_key  # when set, any other key gets a 401
+        self.latency = latency
+        self.hang_seconds = hang_seconds
+        self.script = script
+        self.queue: deque[StubReply] = deque()
+        self.requests: list[RecordedRequest] = []
+        self._seen: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def openai_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}"
+
+    def __enter__(self) -> StubModelServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def reply_to(self, request: RecordedRequest, key_ok: bool) -> StubReply:
+        """Record ``request`` and choose its reply: auth, queue, script, then markers."""
+        with self._lock:
+            self.requests.append(request)
+            attempt = self._seen[request.user_text]
+            self._seen[request.user_text] += 1
+            queued = self.queue.popleft() if self.queue else None
+        if not key_ok:
+            return error_reply(request.api, 401, "invalid api key")
+        if queued is not None:
+            return queued
+        if self.script is not None:
+            return self.script(request, attempt)
+        return marker_reply(request, attempt, hang_seconds=self.hang_seconds)
+
+
+def marker_reply(request: RecordedRequest, attempt: int, *, hang_seconds: float) -> StubReply:
+    """The reply the markers in the conversation ask for (``attempt`` counts earlier tries)."""
+    markers = dict((kind, value) for kind, value in _MARKER.findall(request.user_text))
+    fault = markers.get("FAULT")
+    api = request.api
+    if fault in ("429-once", "500-once", "529-once") and attempt == 0:
+        status = int(fault[:3])
+        return error_reply(api, status, "try again", retry_after=True)
+    if fault == "500-always":
+        return error_reply(api, 500, "broken", retry_after=True)
+    if fault == "hang" and attempt == 0:
+        return StubReply(delay=hang_seconds, body=tool_reply(api, _args("pass")))
+    if fault in _CONTENT_FAULTS:
+        return _CONTENT_FAULTS[fault](api)
+    if fault == "alternate":  # samples disagree: pass, fail, pass, fail...
+        return StubReply(body=tool_reply(api, _args("pass" if attempt % 2 == 0 else "fail")))
+    verdict = markers.get("VERDICT", "pass")
+    return StubReply(body=tool_reply(api, _args(verdict)))
+
+
+def _args(verdict: str, reasoning: str | None = None) -> str:
+    return json.dumps({"reasoning": reasoning or f"stub reasoning for {verdict}",
+                       "verdict": verdict})
+
+
+_CONTENT_FAULTS: dict[str, Callable[[str], StubReply]] = {
+    "truncated": lambda api: StubReply(body=tool_reply(api, '{"reasoning": "The agent did',
+                                                       finish="length")),
+    "wrong-enum": lambda api: StubReply(body=tool_reply(
+        api, json.dumps({"reasoning": "fine", "verdict": "maybe"}))),
+    "missing-reasoning": lambda api: StubReply(body=tool_reply(
+        api, json.dumps({"verdict": "pass"}))),
+    "extra-key": lambda api: StubReply(body=tool_reply(
+        api, json.dumps({"reasoning": "ok", "verdict": "pass", "score": 5}))),
+    "text-json": lambda api: StubReply(body=text_reply(
+        api, 'Here is my answer: {"reasoning": "text fallback works", "verdict": "fail"}')),
+    "text-prose": lambda api: StubReply(body=text_reply(api, "I think this passes.")),
+    "non-json": lambda api: StubReply(body=b"<html>upstream proxy says hi</html>",
+                                      headers={"content-type": "application/json"}),
+    "refusal": lambda api: StubReply(body=refusal_reply(api)),
+    "empty-choices": lambda api: StubReply(body=empty_reply(api)),
+}
+
+
+def tool_reply(api: str, arguments: str, *, finish: str | None = None) -> dict[str, Any]:
+    """A reply whose forced tool call carries ``arguments`` (a JSON text, maybe broken)."""
+    if api == "openai":
+        message = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": "submit_verdict", "arguments": arguments}}]}
+        return _chat(message, finish or "tool_calls")
+    try:
+        tool_input: Any = json.loads(arguments)
+    except ValueError:
+        tool_input = arguments  # a misbehaving server: a string where a dict belongs
+    return _message([{"type": "tool_use", "id": "toolu_1", "name": "submit_verdict",
+                      "input": tool_input}], finish or "tool_use")
+
+
+def text_reply(api: str, text: str) -> dict[str, Any]:
+    if api == "openai":
+        return _chat({"role": "assistant", "content": text}, "stop")
+    return _message([{"type": "text", "text": text}], "end_turn")
+
+
+def refusal_reply(api: str) -> dict[str, Any]:
+    if api == "openai":
+        return _chat({"role": "assistant", "content": None, "refusal": "I can't help with that."},
+                     "stop")
+    return _message([], "refusal")
+
+
+def empty_reply(api: str) -> dict[str, Any]:
+    if api == "openai":
+        return {"id": "c", "object": "chat.completion", "created": 0, "model": "stub",
+                "choices": [], "usage": _usage(api)}
+    return _message([], "end_turn")
+
+
+def error_reply(api: str, status: int, message: str, *, retry_after: bool = False) -> StubReply:
+    # Retry-After: 0 plus a 1 ms retry-after-ms keeps the SDKs' retries fast in tests.
+    headers = {"retry-after": "0", "retry-after-ms": "1"} if retry_after else {}
+    if api == "openai":
+        body: dict[str, Any] = {"error": {"message": message, "type": "stub", "code": None}}
+    else:
+        body = {"type": "error", "error": {"type": "stub_error", "message": message}}
+    return StubReply(status=status, body=body, headers=headers)
+
+
+def _usage(api: str) -> dict[str, int]:
+    if api == "openai":
+        return {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    return {"input_tokens": 100, "output_tokens": 20}
+
+
+def _chat(message: dict[str, Any], finish: str) -> dict[str, Any]:
+    return {"id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": "stub",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": _usage("openai")}
+
+
+def _message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+    return {"id": "msg_stub", "type": "message", "role": "assistant", "model": "stub",
+            "content": content, "stop_reason": stop, "usage": _usage("anthropic")}
+
+
+def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length)
+            api = "anthropic" if self.path.rstrip("/").endswith("/messages") else "openai"
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = {}
+            request = RecordedRequest(api, self.path, body)
+            reply = stub.reply_to(request, self._key_ok())
+            time.sleep(stub.latency + reply.delay)
+            self._send(reply)
+
+        def _key_ok(self) -> bool:
+            if stub.api_key is None:
+                return True
+            bearer = self.headers.get("authorization", "")
+            return stub.api_key in (bearer.removeprefix("Bearer "),
+                                    self.headers.get("x-api-key", ""))
+
+        def _send(self, reply: StubReply) -> None:
+            payload = (reply.body if isinstance(reply.body, bytes)
+                       else json.dumps(reply.body).encode())
+            try:
+                self.send_response(reply.status)
+                headers = {"content-type": "application/json", **reply.headers}
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a hang past its timeout): nothing to answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean; never log request lines or headers
+
+    return Handler
