@@ -1,0 +1,136 @@
+"""The position-keeping loader: YAML 1.2 core scalars, positions, and no crash on any input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from introspection_cli.recipe.yamlload import (
+    Mark,
+    YamlProblem,
+    decode,
+    load_mapping,
+    resolve_core_scalar,
+)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("on", "on"), ("off", "off"), ("yes", "yes"), ("no", "no"), ("y", "y"),
+    ("1:30", "1:30"), ("2024-01-01", "2024-01-01"), ("true", True), ("False", False),
+    ("~", None), ("null", None), ("", None), ("12", 12), ("-3", -3), ("0o17", 15),
+    ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0), ("0.5.1", "0.5.1"), ("+.inf", float("inf")),
+    ("1_000", "1_000"), ("010", 10),
+])
+def test_plain_scalars_follow_the_yaml_1_2_core_schema(text: str, value: object) -> None:
+    assert resolve_core_scalar(text) == value
+    assert type(resolve_core_scalar(text)) is type(value)
+
+
+def test_on_key_stays_a_string_and_positions_are_one_based() -> None:
+    doc = load_mapping("name: x\non:\n  - event: message\n    match: {role: user}\n")
+    assert list(doc.data) == ["name", "on"]
+    assert doc.positions.key(("on",)) == Mark(2, 1)
+    assert doc.positions.value(("on", 0, "event")) == Mark(3, 12)
+    assert doc.positions.value(("on", 0, "match", "role")) == Mark(4, 19)
+    assert doc.positions.value(("on", 0, "missing", "deeper")) == Mark(3, 5)
+
+
+def test_duplicate_key_names_both_lines() -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load_mapping("a: 1\nb: 2\na: 3\n")
+    assert caught.value.code == "yaml-duplicate-key"
+    assert caught.value.mark == Mark(3, 1)
+    assert "line 1" in caught.value.message
+
+
+def test_billion_laughs_is_rejected_without_expanding() -> None:
+    levels = ["a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol,lol]"]
+    for i in range(1, 10):
+        prev, cur = chr(96 + i), chr(97 + i)
+        levels.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 10)}]")
+    with pytest.raises(YamlProblem) as caught:
+        load_mapping("\n".join(levels) + "\n")
+    assert caught.value.code == "yaml-too-large"
+
+
+def test_shared_alias_within_budget_is_fine() -> None:
+    doc = load_mapping("base: &b {provider: openai}\nother: *b\n")
+    assert doc.data["other"] == {"provider": "openai"}
+
+
+def test_front_matter_offset_and_string_mode() -> None:
+    doc = load_mapping("name: 123\nversion: 1.0\n", line_offset=1, scalars="string")
+    assert doc.data == {"name": "123", "version": "1.0"}
+    assert doc.positions.value(("name",)) == Mark(2, 7)
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    (b"\xef\xbb\xbfa: 1\n", "bom"),
+])
+def test_bom_is_reported_but_text_is_kept(data: bytes, code: str) -> None:
+    text, problems = decode(data)
+    assert text == "a: 1\n"
+    assert [p.code for p in problems] == [code]
+
+
+def test_invalid_utf8_points_at_the_byte() -> None:
+    with pytest.raises(YamlProblem) as caught:
+        decode(b"a: 1\nbb: \xc3\x28\n")
+    assert caught.value.code == "encoding"
+    assert caught.value.mark == Mark(2, 5)
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("", "yaml-empty"), ("# only a comment\n", "yaml-empty"), ("- a\n", "yaml-not-mapping"),
+    ("just text\n", "yaml-not-mapping"), ("a: [\n", "yaml-syntax"), ("a: 1\n---\nb: 2\n", "yaml-syntax"),
+    ("? [a]\n: b\n", "yaml-key-type"), ("a: !custom x\n", "yaml-tag"), ("a: &x [*x]\n", "yaml-recursive-alias"),
+    ("a: " + "[" * 150 + "]" * 150 + "\n", "yaml-too-deep"),
+])
+def test_bad_documents_raise_a_problem_with_a_code(text: str, code: str) -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load_mapping(text)
+    assert caught.value.code == code
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_random_text_never_raises_anything_but_a_problem(text: str) -> None:
+    try:
+        doc = load_mapping(text)
+    except YamlProblem as problem:
+        assert problem.code
+        return
+    assert isinstance(doc.data, dict)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_random_bytes_never_raise_anything_but_a_problem(data: bytes) -> None:
+    try:
+        text, _ = decode(data)
+        load_mapping(text)
+    except YamlProblem:
+        pass
+
+
+# YAML streams may not contain raw control characters; JSON strings may.
+_printable = st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\ufeff")
+_texts = st.text(_printable, max_size=20)
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | _texts,
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(_printable, min_size=1, max_size=10), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(_printable, min_size=1, max_size=10), _json_values, min_size=1, max_size=5))
+def test_json_shaped_yaml_round_trips(data: dict[str, object]) -> None:
+    # JSON is YAML 1.2; PyYAML's emitter quotes strings that would resolve differently.
+    for text in (json.dumps(data, ensure_ascii=False), yaml.safe_dump(data, allow_unicode=True)):
+        assert load_mapping(text).data == data
