@@ -23,7 +23,7 @@ import rfc8785
 ENGINE = {"version": "2026.11.2", "protocol_version": 1, "contract_version": 1}
 
 
-def snapshot_hash(judge_input: object) -> str:
+def snapshot_hash(judge_input: Any) -> str:
     """SPEC §2.2, computed independently of the code under test."""
     return "sha256:" + hashlib.sha256(rfc8785.dumps(judge_input)).hexdigest()
 
@@ -97,8 +97,7 @@ class StubRuntime:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_port}"
 
     def start(self) -> StubRuntime:
         self._thread.start()

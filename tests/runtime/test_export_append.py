@@ -1,0 +1,160 @@
+"""`--append-to`: new rows go after the existing bytes, which are never changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from runtime_harness import Cli
+from stub_runtime import StubRuntime, make_fixture
+
+from introspection_cli.runtime.appendfile import appended_content, read_existing
+
+TARGET = "billing.calibration.jsonl"
+
+
+def compact(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def labelled(conversation_id: str, url: str, expected: str = "pass") -> dict[str, Any]:
+    """A row as a human leaves it: exported, then `expected` and `split` merged in."""
+    return {**make_fixture(conversation_id, url), "expected": expected, "split": "dev"}
+
+
+def append(cli: Cli, *ids: str) -> Any:
+    Path("ids.txt").write_text("\n".join(ids) + "\n")
+    return cli("conversations", "get", "--ids-file", "ids.txt", "--judge-fixtures",
+               "--format", "json", "--append-to", TARGET)
+
+
+def test_append_creates_a_missing_file(logged_in: Cli, runtime: StubRuntime) -> None:
+    result = append(logged_in, "conv_01", "conv_02", "conv_03")
+
+    assert result.exit_code == 0, result.stderr
+    assert Path(TARGET).read_bytes() == b"".join(
+        compact(make_fixture(i, runtime.url)) + b"\n" for i in ("conv_01", "conv_02", "conv_03"))
+    assert result.stdout == b""
+
+
+@pytest.mark.parametrize(("existing", "newline"), [
+    ("{a}\n{b}\n", b"\n"),
+    ("{a}\n{b}", b"\n"),  # last line without a trailing newline
+    ("{a}\r\n{b}\r\n", b"\r\n"),
+    ("{a}\r\n{b}", b"\r\n"),
+    ("  {a}\n\n{b}\n", b"\n"),  # hand-edited: odd spacing and a blank line
+])
+def test_existing_rows_are_kept_byte_for_byte(
+    logged_in: Cli, runtime: StubRuntime, existing: str, newline: bytes
+) -> None:
+    # Spaced-out JSON, as an editor might leave it: it must survive untouched.
+    a = json.dumps(labelled("conv_01", runtime.url), indent=None, ensure_ascii=True)
+    b = compact(labelled("conv_02", runtime.url, "fail")).decode()
+    old = existing.format(a=a, b=b).encode()
+    Path(TARGET).write_bytes(old)
+
+    result = append(logged_in, "conv_02", "conv_03", "conv_04")
+
+    assert result.exit_code == 0, result.stderr
+    new = Path(TARGET).read_bytes()
+    assert new.startswith(old)
+    separator = b"" if old.endswith(b"\n") else newline
+    assert new[len(old):] == separator + b"".join(
+        compact(make_fixture(i, runtime.url)) + newline for i in ("conv_03", "conv_04"))
+    assert "skipped 1 conversation(s) already in" in result.stderr
+    assert json.loads(runtime.requests[0].body) == {"conversation_ids": ["conv_03", "conv_04"]}
+
+
+def test_nothing_new_means_no_request_and_no_write(logged_in: Cli, runtime: StubRuntime) -> None:
+    old = compact(labelled("conv_01", runtime.url)) + b"\n"
+    Path(TARGET).write_bytes(old)
+    before = os.stat(TARGET).st_ino
+
+    result = append(logged_in, "conv_01")
+
+    assert result.exit_code == 0, result.stderr
+    assert runtime.requests == []
+    assert Path(TARGET).read_bytes() == old
+    assert os.stat(TARGET).st_ino == before
+
+
+def test_rejected_existing_rows_are_warned_about_and_left_alone(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    edited = labelled("conv_01", runtime.url)
+    edited["judge_input"]["events"][0]["text"] = "edited by hand"
+    old = compact(edited) + b"\n" + b"not json at all\n"
+    Path(TARGET).write_bytes(old)
+
+    result = append(logged_in, "conv_01", "conv_02")
+
+    assert result.exit_code == 0, result.stderr
+    assert Path(TARGET).read_bytes() == old + compact(make_fixture("conv_02", runtime.url)) + b"\n"
+    assert f"{TARGET}:1: [fixture-hash-mismatch]" in result.stderr
+    assert f"{TARGET}:2: [fixture-json]" in result.stderr
+    assert "conv_01" in result.stderr  # skipped: still present, even if its row is broken
+
+
+def test_append_keeps_the_file_mode_and_writes_through_a_symlink(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    real = Path("data") / TARGET
+    real.parent.mkdir()
+    real.write_bytes(b"")
+    real.chmod(0o640)
+    Path(TARGET).symlink_to(real)
+
+    result = append(logged_in, "conv_05")
+
+    assert result.exit_code == 0, result.stderr
+    assert Path(TARGET).is_symlink()
+    assert real.read_bytes() == compact(make_fixture("conv_05", runtime.url)) + b"\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+
+
+def test_partial_failure_still_appends_the_rest(logged_in: Cli, runtime: StubRuntime) -> None:
+    runtime.tampered.add("conv_07")
+
+    result = append(logged_in, "conv_06", "conv_07", "conv_missing")
+
+    assert result.exit_code == 1
+    assert Path(TARGET).read_bytes() == compact(make_fixture("conv_06", runtime.url)) + b"\n"
+    assert "conv_07:" in result.stderr
+    assert "conv_missing:" in result.stderr
+    assert "2 of 3 requested conversation(s) were not exported" in result.stderr
+
+
+def test_a_failed_export_leaves_the_file_untouched(logged_in: Cli, runtime: StubRuntime) -> None:
+    from stub_runtime import Reply
+
+    old = compact(labelled("conv_01", runtime.url)) + b"\n"
+    Path(TARGET).write_bytes(old)
+    runtime.script(*[Reply(503, b"busy")] * 3)
+
+    result = append(logged_in, "conv_02")
+
+    assert result.exit_code == 3
+    assert Path(TARGET).read_bytes() == old
+    assert sorted(os.listdir(".")) == sorted(["ids.txt", TARGET])  # no temp file left behind
+
+
+def test_appended_content_never_changes_the_prefix(tmp_path: Path) -> None:
+    """The core rule, directly: whatever the old bytes, they are the new file's prefix."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    @given(st.binary(max_size=200), st.lists(st.binary(min_size=1, max_size=20), max_size=3))
+    def check(old: bytes, rows: list[bytes]) -> None:
+        path = tmp_path / TARGET
+        path.write_bytes(old)
+        existing = read_existing(path)
+        new = appended_content(existing, rows)
+        assert new.startswith(old)
+        if rows:
+            assert new.endswith(rows[-1] + existing.newline)
+
+    check()
