@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from introspection_cli.evaluation.baseline import Comparison, JudgeComparison, StatDelta
+from introspection_cli.evaluation.metrics import agrees
 from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
 
 #: Shown in place of a null statistic.
@@ -23,7 +24,9 @@ REASONING_LIMIT = 280
 #: Below this McNemar p-value a change in agreement is called unlikely to be chance.
 SIGNIFICANCE = 0.05
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls (ESC starts terminal escape sequences) and the bidirectional
+# overrides that can make displayed text read differently from what it is.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _WHITESPACE = re.compile(r"\s+")
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
 
@@ -67,9 +70,8 @@ def stats_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
 
 def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Rows scored against their label that disagree with it (errors are listed apart)."""
-    return [row for row in rows if row["outcome"] != "error" and not (
-        row["outcome"] == row["expected"]
-        or (row["outcome"] == "gated" and row["expected"] == "not_applicable"))]
+    return [row for row in rows
+            if row["outcome"] != "error" and not agrees(row["expected"], row["outcome"])]
 
 
 class _Painter:
@@ -98,7 +100,7 @@ def render_text(report: Mapping[str, Any], *, color: bool) -> str:
     """The human-readable report: per judge, the split table, confusion, rejected rows,
     disagreements and errors; then usage."""
     paint = _Painter(color)
-    lines = [paint(f"recipe {report['recipe']}", "bold")]
+    lines = [paint(f"recipe {clean(report['recipe'])}", "bold")]
     if not report["judges"]:
         lines.append("no judge was evaluated")
     for judge in report["judges"]:
@@ -111,7 +113,8 @@ def render_text(report: Mapping[str, Any], *, color: bool) -> str:
 
 
 def _judge_lines(judge: Mapping[str, Any], paint: _Painter) -> list[str]:
-    lines = [paint(f"judge {judge['name']}", "bold") + f" ({judge['provider']}/{judge['model']})"]
+    model = clean(f"{judge['provider']}/{judge['model']}")
+    lines = [paint(f"judge {judge['name']}", "bold") + f" ({model})"]
     lines += _table(STATS_COLUMNS, [stats_cells(split, judge["splits"][split]) for split in SPLITS])
     lines += ["", "  confusion on split all (rows: expected, columns: outcome)"]
     confusion = judge["splits"]["all"]["confusion"]

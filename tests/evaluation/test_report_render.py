@@ -134,3 +134,8 @@ def test_render_report_dispatches_to_text_and_markdown() -> None:
     assert render_report(data, "text") == render_text(data, color=False)
     assert render_report(data, "text", color=True) == render_text(data, color=True)
     assert render_report(data, "markdown") == render_markdown(data)
+
+
+def test_bidi_overrides_are_stripped_from_untrusted_text() -> None:
+    # U+202E (right-to-left override) would make "liaf" display as "fail".
+    assert clean("pass\u202eliaf\u2066x\u2069") == "pass liaf x"
