@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from introspection_cli.evaluation.baseline import Comparison
 
 REPORT_VERSION = 1
-REPORT_SCHEMA_NAME = "eval-report.schema.json"
+REPORT_SCHEMA_NAME = "eval-report"  # schemas/eval-report.schema.json
 REPORT_FORMATS: tuple[str, ...] = ("text", "json", "markdown")
 
 
@@ -147,15 +146,10 @@ def _null_reason(statistic: str, stats: dict[str, Any]) -> str:
 
 
 def load_report_schema() -> dict[str, Any]:
-    """The published JSON Schema of the report (``schemas/eval-report.schema.json``)."""
-    return json.loads(_schema_text())  # type: ignore[no-any-return]
+    """The published JSON Schema of the report (``schemas/eval-report.schema.json``).
 
+    Shared and cached: do not mutate it.
+    """
+    from introspection_cli.resources import load_schema
 
-def _schema_text() -> str:
-    # Installed wheels carry the schema inside the package (pyproject
-    # force-include); an editable checkout has it at the repository root.
-    packaged = resources.files("introspection_cli") / "schemas" / REPORT_SCHEMA_NAME
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    checkout = Path(__file__).resolve().parents[2] / "schemas" / REPORT_SCHEMA_NAME
-    return checkout.read_text(encoding="utf-8")
+    return load_schema(REPORT_SCHEMA_NAME)
