@@ -99,8 +99,11 @@ def _value_matches(expected: ValueMatcher, text: str, event_index: int, field_na
 
 def as_match_text(value: object) -> str:
     """A string as it is; any other JSON value as its canonical (RFC 8785) JSON text."""
-    if isinstance(value, str):
-        return value
+    return value if isinstance(value, str) else canonical_json(value)
+
+
+def canonical_json(value: object) -> str:
+    """RFC 8785 JSON text of ``value`` (strings included, quoted)."""
     try:
         return rfc8785.dumps(cast(Any, value)).decode("utf-8")
     except rfc8785.CanonicalizationError:

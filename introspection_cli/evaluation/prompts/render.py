@@ -20,7 +20,7 @@ from typing import Any
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from introspection_cli.evaluation.gate import GateResult, as_match_text
+from introspection_cli.evaluation.gate import GateResult, as_match_text, canonical_json
 from introspection_cli.evaluation.verdict import VERDICT_TOOL_NAME
 from introspection_cli.recipe.model import Judge, Matcher
 
@@ -82,7 +82,7 @@ def _event_view(number: int, event: object) -> dict[str, str | int]:
     # A tool's input and output are always shown as canonical JSON, strings included,
     # so the model can tell the string "null" from a null output.
     for key in ("input", "output"):
-        view[key] = as_match_text(mapping.get(key))
+        view[key] = canonical_json(mapping.get(key))
     return view
 
 

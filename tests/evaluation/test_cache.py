@@ -1,0 +1,82 @@
+"""The verdict cache: what the key covers, what is stored, and two processes at once."""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from introspection_cli.evaluation.cache import VerdictCache, cache_key, default_cache_dir
+from introspection_cli.evaluation.providers.interface import ModelRequest
+from introspection_cli.evaluation.verdict import ParsedVerdict
+
+REQUEST = ModelRequest(model="m", system="sys", user="user", tool_name="submit_verdict",
+                       tool_description="d", tool_schema={"type": "object"},
+                       temperature=0.0, max_output_tokens=100)
+
+
+def key(request: ModelRequest = REQUEST, *, provider: str = "openai",
+        endpoint: str = "http://e/v1", sample: int = 0) -> str:
+    return cache_key(provider=provider, endpoint=endpoint, request=request, sample=sample)
+
+
+@pytest.mark.parametrize("changed", [
+    {"provider": "anthropic"}, {"endpoint": "http://other/v1"}, {"sample": 1},
+    {"request": dataclasses.replace(REQUEST, model="m2")},
+    {"request": dataclasses.replace(REQUEST, system="sys ")},
+    {"request": dataclasses.replace(REQUEST, user="user2")},
+    {"request": dataclasses.replace(REQUEST, temperature=0.5)},
+    {"request": dataclasses.replace(REQUEST, max_output_tokens=101)},
+    {"request": dataclasses.replace(REQUEST, tool_schema={"type": "object", "x": 1})},
+    {"request": dataclasses.replace(REQUEST, tool_description="d2")},
+])
+def test_every_part_of_the_request_changes_the_key(changed: dict[str, object]) -> None:
+    assert key(**changed) != key()  # type: ignore[arg-type]
+
+
+def test_key_is_stable() -> None:
+    assert key() == key(dataclasses.replace(REQUEST))
+
+
+def test_put_get_round_trip_and_miss(tmp_path: Path) -> None:
+    with VerdictCache(tmp_path) as cache:
+        assert cache.get("k") is None
+        cache.put("k", ParsedVerdict("fail", "because"))
+    with VerdictCache(tmp_path) as reopened:
+        assert reopened.get("k") == ParsedVerdict("fail", "because")
+
+
+def test_env_var_sets_the_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("INTROSPECTION_CACHE_DIR", str(tmp_path / "c"))
+    assert default_cache_dir() == tmp_path / "c"
+
+
+def test_unusable_directory_is_a_config_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a dir")
+    from introspection_cli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--no-cache"):
+        VerdictCache(blocker / "cache")
+
+
+def _writer(directory: str, prefix: str, count: int) -> None:
+    with VerdictCache(Path(directory)) as cache:
+        for i in range(count):
+            cache.put(f"{prefix}{i}", ParsedVerdict("pass", f"{prefix}{i}"))
+            cache.get(f"{prefix}{i}")
+
+
+def test_two_processes_write_at_once(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_writer, args=(str(tmp_path), p, 200)) for p in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    with VerdictCache(tmp_path) as cache:
+        assert all(cache.get(f"{p}{i}") == ParsedVerdict("pass", f"{p}{i}")
+                   for p in "ab" for i in range(200))
