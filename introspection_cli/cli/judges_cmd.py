@@ -24,11 +24,13 @@ def eval_command(
     recipe: Annotated[Path, typer.Argument(
         help=_RECIPE_HELP + " Default: the current directory.")] = Path("."),
     judge: Annotated[list[str] | None, typer.Option(
-        "--judge", metavar="NAME", help="Evaluate only this judge (repeatable). Default: every judge with a "
-                        "calibration file.")] = None,
+        "--judge", metavar="NAME",
+        help="Evaluate only this judge (repeatable). Default: every judge with a "
+             "calibration file.")] = None,
     split: Annotated[list[str] | None, typer.Option(
-        "--split", metavar="SPLIT", help="Evaluate only rows of this split: train, dev, test or unsplit "
-                        "(repeatable). Default: all rows.")] = None,
+        "--split", metavar="SPLIT",
+        help="Evaluate only rows of this split: train, dev, test or unsplit "
+             "(repeatable). Default: all rows.")] = None,
     samples: Annotated[int, typer.Option(
         min=1, help="Calls per row; the verdict is the majority vote, rows whose samples "
                     "disagree are flagged unstable, a tie is an error.")] = 1,

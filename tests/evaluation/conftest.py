@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from introspection_cli.fixture import snapshot_hash
+from introspection_cli.recipe.model import Judge, LlmConfig, Matcher, Recipe, ValueMatcher
 from tests.evaluation.stub_model_server import StubModelServer
 
 #: A key that must never show up in any output, report, log or cache file.
@@ -42,7 +43,8 @@ instructions: |
 
 
 def fixture_row(conversation_id: str, user_text: str, *, expected: str | None = "pass",
-                split: str | None = None, extra_events: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+                split: str | None = None,
+                extra_events: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """A valid judge_fixture row whose user message is ``user_text``."""
     judge_input = {
         "conversation_id": conversation_id,
@@ -75,6 +77,26 @@ def write_recipe(root: Path, judges: dict[str, tuple[str, Sequence[dict[str, Any
             (root / "judges" / f"{name}.calibration.jsonl").write_text(
                 "\n".join(lines) + "\n", encoding="utf-8")
     return root
+
+
+BILLING_GATE = (Matcher("message", {"role": ValueMatcher("user"),
+                                    "text": ValueMatcher("/refund|invoice/i", "refund|invoice",
+                                                         "i")}, line=4),)
+
+
+def recipe_object(root: Path, *, provider: str = "openai",
+                  gate: tuple[Matcher, ...] | None = BILLING_GATE) -> Recipe:
+    """The :class:`Recipe` that :func:`write_recipe` describes, built without the loader.
+
+    Runner tests use this so they depend only on the recipe *values*, not on YAML loading.
+    """
+    judges = {}
+    for path in sorted((root / "judges").glob("*.yaml")):
+        name = path.stem
+        judges[name] = Judge(name, "test judge", LlmConfig(provider, "stub-model"),  # type: ignore[arg-type]
+                             "Return pass when the agent handled it.", path,
+                             gate if name == "billing" else None)
+    return Recipe(root=root, judges=judges)
 
 
 @pytest.fixture(autouse=True)

@@ -68,7 +68,8 @@ def test_transcript_shows_messages_tools_and_feedback() -> None:
     ]
     body = fenced(render(events)[1])
     assert "[1] message from user:\nrefund INV-1" in body
-    assert '[2] tool call lookup_invoice (status: ok)\ninput: {"a":"é","z":1}\noutput: "paid"' in body
+    assert ('[2] tool call lookup_invoice (status: ok)\n'
+            'input: {"a":"é","z":1}\noutput: "paid"') in body
     assert "[3] feedback (rating: positive):\nquick" in body
     assert '[4] event of type handoff:\n{"to":"human","type":"handoff"}' in body
 
