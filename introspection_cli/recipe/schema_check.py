@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError
-
 from introspection_cli.diagnostics import Diagnostic, error
+from introspection_cli.recipe.minischema import SchemaError as ValidationError
+from introspection_cli.recipe.minischema import Validator
 from introspection_cli.recipe.yamlload import Document, PathT
 from introspection_cli.resources import load_schema
 
@@ -19,16 +19,16 @@ _TYPE_NAMES = {"string": "a string", "object": "a mapping", "array": "a list",
 
 
 @cache
-def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(load_schema(name))
+def _validator(name: str) -> Validator:
+    return Validator(load_schema(name))
 
 
 def validate(document: Document, schema_name: str, display_path: str) -> list[Diagnostic]:
     """Validate ``document`` against ``schemas/<schema_name>.schema.json``."""
-    found: list[Diagnostic] = []
+    found: dict[Diagnostic, None] = {}  # ordered set: one error per missing key
     for err in _validator(schema_name).iter_errors(document.data):
-        found.extend(_diagnostics(err, document, display_path))
-    return found
+        found.update(dict.fromkeys(_diagnostics(err, document, display_path)))
+    return list(found)
 
 
 def describe_path(path: PathT) -> str:

@@ -1,0 +1,236 @@
+"""A small validator for the JSON Schema subset our recipe schemas use.
+
+``introspection check`` runs on every commit; importing ``jsonschema`` costs
+about as much as the whole rest of a check. The schemas in ``schemas/`` stay
+the contract (editors and ``check-jsonschema`` use them); this module
+validates against them with Draft 2020-12 semantics for the keywords below,
+and refuses a schema using any other keyword. A property test proves it
+reports the same errors (path and keyword) as ``jsonschema``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+_ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "$defs", "default",
+                          "examples"})
+_SUPPORTED = frozenset({"$ref", "type", "enum", "const", "properties", "additionalProperties",
+                        "required", "items", "minItems", "maxItems", "minLength", "maxLength",
+                        "pattern", "minimum", "maximum", "allOf", "anyOf", "if", "then"})
+
+
+class UnsupportedSchema(Exception):
+    """The schema uses a keyword this validator does not implement."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaError:
+    """One failed keyword; attribute names follow ``jsonschema.ValidationError``."""
+
+    absolute_path: tuple[str | int, ...]
+    validator: str  # the keyword
+    validator_value: Any
+    instance: Any
+    schema: dict[str, Any]
+    message: str
+
+
+class Validator:
+    """Validates instances against one root schema (local ``$ref`` only)."""
+
+    def __init__(self, root: dict[str, Any]) -> None:
+        self.root = root
+        _check_keywords(root)
+
+    def iter_errors(self, instance: Any) -> Iterator[SchemaError]:
+        yield from self._errors(self.root, instance, ())
+
+    def _errors(self, schema: dict[str, Any], instance: Any,
+                path: tuple[str | int, ...]) -> Iterator[SchemaError]:
+        for keyword, value in schema.items():
+            check = _KEYWORDS.get(keyword)
+            if check is not None:
+                yield from check(self, schema, value, instance, path)
+
+    def is_valid(self, schema: dict[str, Any], instance: Any) -> bool:
+        return next(self._errors(schema, instance, ()), None) is None
+
+    def resolve(self, ref: str) -> dict[str, Any]:
+        if not ref.startswith("#/"):
+            raise UnsupportedSchema(f"only local $ref is supported, not {ref}")
+        node: Any = self.root
+        for part in ref[2:].split("/"):
+            node = node[part]
+        return node  # type: ignore[no-any-return]
+
+
+def _check_keywords(schema: Any) -> None:
+    if isinstance(schema, list):
+        for item in schema:
+            _check_keywords(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    for keyword, value in schema.items():
+        if keyword in ("properties", "$defs"):
+            for sub in value.values():
+                _check_keywords(sub)
+        elif keyword in ("enum", "const", "required"):
+            continue
+        elif keyword.startswith("x-") or keyword in _ANNOTATIONS:
+            if keyword == "$defs":
+                _check_keywords(value)
+        elif keyword in _SUPPORTED:
+            _check_keywords(value)
+        else:
+            raise UnsupportedSchema(f"keyword {keyword!r} is not supported")
+
+
+def _error(keyword: str, value: Any, instance: Any, schema: dict[str, Any],
+           path: tuple[str | int, ...], message: str) -> SchemaError:
+    return SchemaError(path, keyword, value, instance, schema, message)
+
+
+def _is_type(instance: Any, name: str) -> bool:
+    if name == "string":
+        return isinstance(instance, str)
+    if name == "object":
+        return isinstance(instance, dict)
+    if name == "array":
+        return isinstance(instance, list)
+    if name == "boolean":
+        return isinstance(instance, bool)
+    if name == "null":
+        return instance is None
+    if isinstance(instance, bool):
+        return False
+    if name == "integer":
+        return isinstance(instance, int) or (isinstance(instance, float) and instance.is_integer())
+    return name == "number" and isinstance(instance, int | float)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_equal, a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+Path = tuple[str | int, ...]
+
+
+def _type(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+          ) -> Iterator[SchemaError]:
+    names = value if isinstance(value, list) else [value]
+    if not any(_is_type(inst, n) for n in names):
+        yield _error("type", value, inst, s, path, f"{inst!r} is not of type {value!r}")
+
+
+def _enum(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+          ) -> Iterator[SchemaError]:
+    if not any(_equal(inst, option) for option in value):
+        yield _error("enum", value, inst, s, path, f"{inst!r} is not one of {value!r}")
+
+
+def _const(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+           ) -> Iterator[SchemaError]:
+    if not _equal(inst, value):
+        yield _error("const", value, inst, s, path, f"{value!r} was expected")
+
+
+def _properties(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+                ) -> Iterator[SchemaError]:
+    if isinstance(inst, dict):
+        for key, sub in value.items():
+            if key in inst:
+                yield from v._errors(sub, inst[key], (*path, key))
+
+
+def _additional(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+                ) -> Iterator[SchemaError]:
+    if not isinstance(inst, dict):
+        return
+    extra = [k for k in inst if k not in s.get("properties", {})]
+    if value is False and extra:
+        yield _error("additionalProperties", value, inst, s, path,
+                     f"Additional properties are not allowed ({', '.join(map(repr, extra))})")
+    elif isinstance(value, dict):
+        for key in extra:
+            yield from v._errors(value, inst[key], (*path, key))
+
+
+def _required(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+              ) -> Iterator[SchemaError]:
+    if isinstance(inst, dict):
+        for key in value:
+            if key not in inst:
+                yield _error("required", value, inst, s, path, f"{key!r} is a required property")
+
+
+def _items(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+           ) -> Iterator[SchemaError]:
+    if isinstance(inst, list):
+        for index, item in enumerate(inst):
+            yield from v._errors(value, item, (*path, index))
+
+
+def _bound(keyword: str, kind: type | tuple[type, ...], measure: Any, fails: Any) -> Any:
+    def check(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+              ) -> Iterator[SchemaError]:
+        if isinstance(inst, kind) and not isinstance(inst, bool) and fails(measure(inst), value):
+            yield _error(keyword, value, inst, s, path, f"{inst!r} fails {keyword} {value!r}")
+    return check
+
+
+def _pattern(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+             ) -> Iterator[SchemaError]:
+    if isinstance(inst, str) and not _compiled(value).search(inst):
+        yield _error("pattern", value, inst, s, path, f"{inst!r} does not match {value!r}")
+
+
+def _ref(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+         ) -> Iterator[SchemaError]:
+    yield from v._errors(v.resolve(value), inst, path)
+
+
+def _all_of(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+            ) -> Iterator[SchemaError]:
+    for sub in value:
+        yield from v._errors(sub, inst, path)
+
+
+def _any_of(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+            ) -> Iterator[SchemaError]:
+    if not any(v.is_valid(sub, inst) for sub in value):
+        yield _error("anyOf", value, inst, s, path, f"{inst!r} is not valid under any schema")
+
+
+def _if(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
+        ) -> Iterator[SchemaError]:
+    if "then" in s and v.is_valid(value, inst):
+        yield from v._errors(s["then"], inst, path)
+
+
+_KEYWORDS: dict[str, Any] = {
+    "$ref": _ref, "type": _type, "enum": _enum, "const": _const, "properties": _properties,
+    "additionalProperties": _additional, "required": _required, "items": _items,
+    "minItems": _bound("minItems", list, len, lambda m, b: m < b),
+    "maxItems": _bound("maxItems", list, len, lambda m, b: m > b),
+    "minLength": _bound("minLength", str, len, lambda m, b: m < b),
+    "maxLength": _bound("maxLength", str, len, lambda m, b: m > b),
+    "minimum": _bound("minimum", (int, float), lambda x: x, lambda m, b: m < b),
+    "maximum": _bound("maximum", (int, float), lambda x: x, lambda m, b: m > b),
+    "pattern": _pattern, "allOf": _all_of, "anyOf": _any_of, "if": _if,
+}
