@@ -122,7 +122,7 @@ def decode(data: bytes) -> tuple[str, list[YamlProblem]]:
     problems: list[YamlProblem] = []
     if data.startswith(b"\xef\xbb\xbf"):
         problems.append(YamlProblem(
-            "yaml-bom", "file starts with a UTF-8 byte order mark", Mark(1, 1),
+            "bom", "file starts with a UTF-8 byte order mark", Mark(1, 1),
             "save the file as UTF-8 without a BOM"))
         data = data[3:]
     try:
@@ -132,7 +132,7 @@ def decode(data: bytes) -> tuple[str, list[YamlProblem]]:
         line = data.count(b"\n", 0, exc.start) + 1
         column = len(data[line_start:exc.start].decode("utf-8", "replace")) + 1
         raise YamlProblem(
-            "yaml-encoding", f"invalid UTF-8 byte 0x{data[exc.start]:02x}",
+            "encoding", f"invalid UTF-8 byte 0x{data[exc.start]:02x}",
             Mark(line, column), "save the file as UTF-8") from None
 
 
