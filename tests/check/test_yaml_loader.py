@@ -117,7 +117,7 @@ def test_random_bytes_never_raise_anything_but_a_problem(data: bytes) -> None:
 
 
 # YAML streams may not contain raw control characters; JSON strings may.
-_printable = st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\ufeff")
+_printable = st.characters(blacklist_categories=("Cc", "Cs", "Cn"), blacklist_characters="\ufeff")
 _texts = st.text(_printable, max_size=20)
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | _texts,
