@@ -231,6 +231,9 @@ def _message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
 def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes; without TCP_NODELAY, Nagle's
+        # algorithm meets the client's delayed ACK and adds ~40 ms to every reply.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
