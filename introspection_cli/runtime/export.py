@@ -193,7 +193,7 @@ def _write(options: ExportOptions, existing: ExistingFile | None, result: Export
         return  # never create or touch a file just to write nothing
     if existing is not None:
         write_appended(existing, result.rows)
-        result.destination = existing.path
+        result.destination = options.append_to  # as the user spelled it, for messages
     elif options.output is not None:
         try:
             atomic_write_bytes(options.output, b"".join(row + b"\n" for row in result.rows))

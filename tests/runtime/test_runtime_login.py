@@ -6,6 +6,7 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
 from runtime_harness import SENTINEL_TOKEN, Cli
 from stub_runtime import StubRuntime
 
@@ -31,7 +32,9 @@ def test_login_verifies_the_token_and_stores_it_privately(
     assert mode(config_dir) == 0o700
 
 
-def test_login_prompts_for_the_token_without_echoing_it(
+# Without a terminal getpass warns that it cannot turn echo off; with one it does.
+@pytest.mark.filterwarnings("ignore::getpass.GetPassWarning")
+def test_login_reads_the_token_from_the_prompt(
     cli: Cli, runtime: StubRuntime, config_dir: Path
 ) -> None:
     result = cli("login", "--url", runtime.url, input=SENTINEL_TOKEN + "\n")
@@ -184,3 +187,50 @@ def test_a_damaged_stored_login_says_to_log_in_again(
     assert result.exit_code == 2
     assert "damaged" in result.stderr
     assert "introspection login" in result.stderr
+
+
+def test_the_prompt_does_not_echo_the_token_on_a_terminal(
+    runtime: StubRuntime, config_dir: Path, tmp_path: Path
+) -> None:
+    """A real pseudo-terminal: whatever the terminal shows must not include the token."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+    import termios
+
+    primary, secondary = os.openpty()
+    env = {**os.environ, "INTROSPECTION_CONFIG_DIR": str(config_dir)}
+    env.pop("INTROSPECTION_TOKEN", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "introspection_cli", "login", "--url", runtime.url],
+        stdin=secondary, stdout=secondary, stderr=secondary, env=env, cwd=tmp_path,
+        start_new_session=True,
+        # make the pty the controlling terminal, so getpass finds /dev/tty
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )
+    os.close(secondary)
+    shown = _read_until(primary, b"Token for")
+    os.write(primary, SENTINEL_TOKEN.encode() + b"\n")
+    shown += _read_until(primary, b"Credentials stored")
+    assert process.wait(timeout=60) == 0, shown
+    os.close(primary)
+
+    assert b"Logged in to" in shown
+    assert SENTINEL_TOKEN.encode() not in shown
+    assert json.loads((config_dir / "credentials.json").read_text())["token"] == SENTINEL_TOKEN
+
+
+def _read_until(fd: int, marker: bytes) -> bytes:
+    import os
+
+    data = b""
+    while marker not in data:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the other side closed
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
