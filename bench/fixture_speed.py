@@ -102,19 +102,20 @@ import sys, tracemalloc
 from pathlib import Path
 from introspection_cli.fixture import verify_calibration_file
 import introspection_cli.fixture.reader as reader
+path = Path(sys.argv[1])
 tracemalloc.start()
-for _ in verify_calibration_file(Path(sys.argv[1])):
-    pass
-_, peak = tracemalloc.get_traced_memory()
+index = reader._duplicate_conversations(path)
+index_bytes = tracemalloc.get_traced_memory()[0]
+del index
 tracemalloc.reset_peak()
-index = reader._duplicate_conversations(Path(sys.argv[1]))
-_, index_peak = tracemalloc.get_traced_memory()
-print(peak, index_peak)
+for _ in verify_calibration_file(path):
+    pass
+print(tracemalloc.get_traced_memory()[1], index_bytes)
 """
 
 
 def peak_memory(path: Path) -> tuple[int, int]:
-    """Peak traced bytes of a whole verification, and of building the id index alone."""
+    """Peak traced bytes of a whole verification, and the bytes the id index holds."""
     output = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(path)], check=True,
                             capture_output=True, text=True).stdout.split()
     return int(output[0]), int(output[1])
