@@ -6,9 +6,9 @@ directory, then reports in one run:
 
 * rows/s of ``verify_calibration_file`` next to rows/s of a plain ``json.loads``
   of the same lines (the floor), as a ratio (target: at most 4x);
-* peak traced memory of verification for 20,000 and 100,000 rows, each in a
-  fresh subprocess (target: flat; the only growth allowed is the conversation-id
-  index used for the duplicate rule, reported separately).
+* peak traced memory for 20,000 and 100,000 rows, each in a fresh subprocess,
+  for the per-line pass (target: flat) and for the first pass, whose
+  conversation-id index for the duplicate rule grows with the number of rows.
 
 Run: ``python bench/fixture_speed.py`` (``--rows N`` to change the timed size).
 """
@@ -100,22 +100,20 @@ def time_verification(path: Path) -> float:
 _MEMORY_PROBE = """
 import sys, tracemalloc
 from pathlib import Path
-from introspection_cli.fixture import verify_calibration_file
 import introspection_cli.fixture.reader as reader
 path = Path(sys.argv[1])
 tracemalloc.start()
-index = reader._duplicate_conversations(path)
-index_bytes = tracemalloc.get_traced_memory()[0]
-del index
+duplicates = reader._duplicate_conversations(path)  # first pass: the conversation-id index
+index_peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.reset_peak()
-for _ in verify_calibration_file(path):
+for _ in reader._verify_lines(path, duplicates):  # second pass: one line at a time
     pass
-print(tracemalloc.get_traced_memory()[1], index_bytes)
+print(tracemalloc.get_traced_memory()[1], index_peak)
 """
 
 
 def peak_memory(path: Path) -> tuple[int, int]:
-    """Peak traced bytes of a whole verification, and the bytes the id index holds."""
+    """Peak traced bytes of the per-line pass, and of the first pass (the id index)."""
     output = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, str(path)], check=True,
                             capture_output=True, text=True).stdout.split()
     return int(output[0]), int(output[1])
@@ -139,10 +137,9 @@ def main() -> None:
         print(f"ratio            : {verify / floor:.2f}x json.loads (target <= 4x)")
         write_file(big, args.big_rows)
         for label, path, rows in (("small", small, args.rows), ("big", big, args.big_rows)):
-            peak, index = peak_memory(path)
-            print(f"peak memory {label:5} ({rows:>7,} rows): {peak / 1e6:6.2f} MB, of which the "
-                  f"conversation-id index {index / 1e6:5.2f} MB; "
-                  f"without it {(peak - index) / 1e6:5.2f} MB")
+            per_line, index = peak_memory(path)
+            print(f"peak memory {label:5} ({rows:>7,} rows): per-line pass {per_line / 1e6:6.2f} MB"
+                  f", conversation-id index pass {index / 1e6:6.2f} MB")
 
 
 if __name__ == "__main__":
