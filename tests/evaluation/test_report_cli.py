@@ -1,0 +1,94 @@
+"""The report as the real ``introspection judges eval`` writes it, against the stub model server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from introspection_cli.cli.app import main
+from introspection_cli.evaluation.report import load_report_schema
+from tests.evaluation.conftest import GATED_JUDGE, SENTINEL_KEY, fixture_row, write_recipe
+from tests.evaluation.stub_model_server import StubModelServer
+
+ROWS = [
+    fixture_row("conv_ok", "Refund invoice INV-1 please VERDICT:pass", expected="pass",
+                split="dev"),
+    fixture_row("conv_miss", "Refund me VERDICT:fail", expected="pass", split="dev"),
+    fixture_row("conv_na", "What time is it?", expected="not_applicable", split="test"),
+    fixture_row("conv_bad", "Invoice question FAULT:wrong-enum", expected="fail", split=None),
+]
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+@pytest.fixture
+def recipe(tmp_path: Path) -> Path:
+    return write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, ROWS)})
+
+
+def test_real_json_report_matches_the_schema_and_the_spec(
+        stub: StubModelServer, recipe: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    output = tmp_path / "report.json"
+    code, out, _ = run_cli(["judges", "eval", str(recipe), "--format", "json",
+                            "--output", str(output)], capsys)
+    assert code == 0
+    report: dict[str, Any] = json.loads(out)
+    assert json.loads(output.read_text(encoding="utf-8")) == report
+    jsonschema.Draft202012Validator(load_report_schema()).validate(report)
+    (judge,) = report["judges"]
+    outcomes = {row["conversation_id"]: row["outcome"] for row in judge["rows"]}
+    assert outcomes == {"conv_ok": "pass", "conv_miss": "fail", "conv_na": "gated",
+                        "conv_bad": "error"}
+    everything = judge["splits"]["all"]
+    # 4 rows = 2 judged + 1 gated + 1 error; the error is not scored: 2 of 3 agree.
+    assert (everything["n"], everything["judged"], everything["gated"],
+            everything["errors"]) == (4, 2, 1, 1)
+    assert everything["agreement"]["value"] == pytest.approx(2 / 3)
+    assert judge["splits"]["train"]["n"] == 0 and judge["splits"]["train"]["agreement"] is None
+    assert SENTINEL_KEY not in out
+
+
+def test_real_baseline_run_shows_changes_and_thresholds_fail(
+        stub: StubModelServer, recipe: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    baseline = tmp_path / "before.json"
+    code, _, _ = run_cli(["judges", "eval", str(recipe), "--output", str(baseline),
+                          "--format", "json"], capsys)
+    assert code == 0
+    # Pretend the baseline run judged conv_miss correctly: this run regressed it.
+    before = json.loads(baseline.read_text(encoding="utf-8"))
+    miss = next(r for r in before["judges"][0]["rows"] if r["conversation_id"] == "conv_miss")
+    miss["outcome"] = "pass"
+    baseline.write_text(json.dumps(before), encoding="utf-8")
+
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "markdown",
+                              "--baseline", str(baseline), "--min-agreement", "0.9"], capsys)
+    assert code == 1
+    assert "### Compared with baseline" in out
+    assert "| conv_miss | pass | pass | fail |" in out
+    assert "0 now agree, 1 no longer agree, p = 1 (could be chance)" in out
+    assert "judge billing: agreement on split all is 0.667, below --min-agreement 0.9" in err
+
+
+def test_broken_baseline_exits_1_with_the_file_named(
+        stub: StubModelServer, recipe: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    baseline = tmp_path / "before.json"
+    baseline.write_text('{"report_version": 7}', encoding="utf-8")
+    code, _, err = run_cli(["judges", "eval", str(recipe), "--baseline", str(baseline)], capsys)
+    assert code == 1
+    assert f"baseline {baseline} has report_version 7" in err
+    assert "Traceback" not in err
+    code, _, err = run_cli(["judges", "eval", str(recipe), "--baseline",
+                            str(tmp_path / "missing.json")], capsys)
+    assert code == 2 and "does not exist" in err
