@@ -14,6 +14,7 @@ import hashlib
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -61,12 +62,14 @@ def make_fixture(conversation_id: str, runtime_url: str) -> dict[str, Any]:
 
 @dataclass
 class Reply:
-    """One scripted answer: a status, headers and a raw body; ``hang`` never answers."""
+    """One scripted answer: a status, headers and a raw body; ``hang`` never answers;
+    ``then`` serves the request normally after running ``before`` (a concurrent edit)."""
 
     status: int = 200
     body: bytes = b"{}"
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False
+    before: Callable[[], None] | None = None
 
 
 @dataclass
@@ -120,7 +123,10 @@ class StubRuntime:
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
         self.requests.append(Recorded(method, path, headers.get("authorization"), body))
         if self._script:
-            return self._script.popleft()
+            reply = self._script.popleft()
+            if reply.before is None:
+                return reply
+            reply.before()
         if headers.get("authorization") != f"Bearer {self.token}":
             return _json(401, {"error": {"message": "invalid token"}})
         if method == "GET" and path == "/v1/whoami":

@@ -158,3 +158,18 @@ def test_appended_content_never_changes_the_prefix(tmp_path: Path) -> None:
             assert new.endswith(rows[-1] + existing.newline)
 
     check()
+
+
+def test_a_concurrent_edit_is_never_overwritten(logged_in: Cli, runtime: StubRuntime) -> None:
+    from stub_runtime import Reply
+
+    old = compact(make_fixture("conv_01", runtime.url)) + b"\n"
+    edited = compact(labelled("conv_01", runtime.url)) + b"\n"
+    Path(TARGET).write_bytes(old)
+    runtime.script(Reply(before=lambda: Path(TARGET).write_bytes(edited)))  # a label saved
+
+    result = append(logged_in, "conv_02")
+
+    assert result.exit_code == 1
+    assert "changed while exporting" in result.stderr
+    assert Path(TARGET).read_bytes() == edited

@@ -190,3 +190,35 @@ def test_bad_retry_settings_exit_2(logged_in: Cli, runtime: StubRuntime, value: 
     assert result.exit_code == 2
     assert "INTROSPECTION_HTTP_ATTEMPTS" in result.stderr
     assert runtime.requests == []
+
+
+def test_a_500_is_not_retried_and_exits_3(logged_in: Cli, runtime: StubRuntime) -> None:
+    runtime.script(json_reply(500, {"error": {"message": "database down"}}))
+
+    result = get(logged_in)
+
+    assert result.exit_code == 3
+    assert "HTTP 500: database down" in result.stderr
+    assert len(runtime.requests) == 1
+
+
+def test_a_redirect_is_not_followed(logged_in: Cli, runtime: StubRuntime) -> None:
+    runtime.script(Reply(302, b"", {"Location": "http://127.0.0.1:9/steal"}))
+
+    result = get(logged_in)
+
+    assert result.exit_code == 3
+    assert "HTTP 302" in result.stderr
+    assert len(runtime.requests) == 1
+
+
+def test_the_cli_app_imports_no_http_client() -> None:
+    """`introspection check` loads the root app: it must not pay for (or expose) httpx."""
+    import subprocess
+    import sys
+
+    code = ("import sys, introspection_cli.cli.app; "
+            "print(sorted(m for m in ('httpx', 'platformdirs') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+    assert out.stdout.strip() == "[]"

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import select
 import stat
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -193,12 +201,6 @@ def test_the_prompt_does_not_echo_the_token_on_a_terminal(
     runtime: StubRuntime, config_dir: Path, tmp_path: Path
 ) -> None:
     """A real pseudo-terminal: whatever the terminal shows must not include the token."""
-    import fcntl
-    import os
-    import subprocess
-    import sys
-    import termios
-
     primary, secondary = os.openpty()
     env = {**os.environ, "INTROSPECTION_CONFIG_DIR": str(config_dir)}
     env.pop("INTROSPECTION_TOKEN", None)
@@ -210,22 +212,31 @@ def test_the_prompt_does_not_echo_the_token_on_a_terminal(
         preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
     )
     os.close(secondary)
-    shown = _read_until(primary, b"Token for")
-    os.write(primary, SENTINEL_TOKEN.encode() + b"\n")
-    shown += _read_until(primary, b"Credentials stored")
-    assert process.wait(timeout=60) == 0, shown
-    os.close(primary)
+    try:
+        shown = _read_until(primary, b"Token for")
+        # getpass turns echo off with TCSAFLUSH, which drops input typed before that moment.
+        _wait_until(lambda: not termios.tcgetattr(primary)[3] & termios.ECHO)
+        os.write(primary, SENTINEL_TOKEN.encode() + b"\n")
+        shown += _read_until(primary, b"Credentials stored")
+        assert process.wait(timeout=30) == 0, shown
+    finally:
+        process.kill()
+        process.wait()
+        os.close(primary)
 
     assert b"Logged in to" in shown
     assert SENTINEL_TOKEN.encode() not in shown
     assert json.loads((config_dir / "credentials.json").read_text())["token"] == SENTINEL_TOKEN
 
 
-def _read_until(fd: int, marker: bytes) -> bytes:
-    import os
-
+def _read_until(fd: int, marker: bytes, timeout: float = 30) -> bytes:
+    """Read a pty until ``marker`` shows up, the other side closes, or ``timeout`` passes."""
     data = b""
-    while marker not in data:
+    deadline = time.monotonic() + timeout
+    while marker not in data and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if not ready:
+            continue
         try:
             chunk = os.read(fd, 4096)
         except OSError:  # the other side closed
@@ -234,3 +245,10 @@ def _read_until(fd: int, marker: bytes) -> bytes:
             break
         data += chunk
     return data
+
+
+def _wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the terminal"
+        time.sleep(0.01)
