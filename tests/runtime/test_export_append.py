@@ -173,3 +173,28 @@ def test_a_concurrent_edit_is_never_overwritten(logged_in: Cli, runtime: StubRun
     assert result.exit_code == 1
     assert "changed while exporting" in result.stderr
     assert Path(TARGET).read_bytes() == edited
+
+
+def test_export_append_then_check_passes(logged_in: Cli, runtime: StubRuntime) -> None:
+    """The acceptance workflow: 3 ids into a new file, 2 more with 1 already there, check."""
+    import shutil
+
+    recipe = Path("customer-support")
+    shutil.copytree(Path(__file__).parents[2] / "fixtures" / "recipes" / "customer-support",
+                    recipe)
+    target = recipe / "judges" / "useful-resolution.calibration.jsonl"
+    target.unlink(missing_ok=True)  # start from a new file, whatever the example ships
+    argv = ("conversations", "get", "--judge-fixtures", "--format", "json",
+            "--append-to", str(target), "--ids-file", "ids.txt")
+
+    Path("ids.txt").write_text("conv_01\nconv_02\nconv_03\n")
+    first = logged_in(*argv)
+    Path("ids.txt").write_text("conv_03\nconv_04\n")
+    second = logged_in(*argv)
+    check = logged_in("check", str(recipe), "--format", "json")
+
+    assert (first.exit_code, second.exit_code) == (0, 0), first.stderr + second.stderr
+    assert "skipped 1 conversation(s)" in second.stderr
+    assert len(target.read_bytes().splitlines()) == 4
+    assert check.exit_code == 0, check.out
+    assert json.loads(check.out)["summary"]["errors"] == 0

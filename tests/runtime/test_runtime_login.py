@@ -252,3 +252,18 @@ def _wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting for the terminal"
         time.sleep(0.01)
+
+
+@pytest.mark.parametrize("token", ["two words", "line\nbreak", "tök"])
+def test_an_env_token_that_cannot_be_a_header_exits_2(
+    cli: Cli, runtime: StubRuntime, token: str
+) -> None:
+    Path("ids.txt").write_text("conv_01\n")
+
+    result = cli("conversations", "get", "--ids-file", "ids.txt",
+                 env={"INTROSPECTION_API_URL": runtime.url, "INTROSPECTION_TOKEN": token})
+
+    assert result.exit_code == 2
+    assert "INTROSPECTION_TOKEN" in result.stderr
+    assert token not in result.stderr
+    assert runtime.requests == []
