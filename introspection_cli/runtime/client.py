@@ -208,6 +208,10 @@ class HttpRuntimeClient:
             raise _Retry(f"did not answer within {self._policy.timeout:g}s") from None
         except httpx.TransportError as exc:
             raise _Retry(f"is unreachable ({type(exc).__name__})") from None
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying
+            raise ServiceError(
+                f"the runtime at {self._url} failed on {method} {path} ({type(exc).__name__})"
+            ) from None
         status = response.status_code
         if status == 200:
             return self._decode(path, response)

@@ -62,14 +62,22 @@ def normalize_url(url: str) -> str:
     """
     url = url.strip()
     parts = urlsplit(url)
+    # User info is checked first, so no message below can echo a password in the URL.
+    if parts.username or parts.password:
+        raise ConfigError("the runtime URL must not contain user info (user:password@); "
+                          "pass just the base URL and log in with a token")
+    try:
+        parts.port  # noqa: B018 (urlsplit checks the port only when asked)
+    except ValueError:
+        raise ConfigError(f"runtime URL {url!r} has an invalid port") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
             f"runtime URL {url!r} is not an http(s) URL; pass one like https://runtime.example"
         )
-    if parts.username or parts.password or parts.query or parts.fragment:
+    if parts.query or parts.fragment:
         raise ConfigError(
-            f"runtime URL for host {parts.hostname!r} must not contain user info, a query "
-            "or a fragment; pass just the base URL, like https://runtime.example"
+            f"runtime URL {url!r} must not contain a query or a fragment; pass just the "
+            "base URL, like https://runtime.example"
         )
     if parts.scheme == "http" and not _is_loopback(parts.hostname):
         raise ConfigError(

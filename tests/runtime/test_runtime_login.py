@@ -267,3 +267,18 @@ def test_an_env_token_that_cannot_be_a_header_exits_2(
     assert "INTROSPECTION_TOKEN" in result.stderr
     assert token not in result.stderr
     assert runtime.requests == []
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("http://localhost:99999", "invalid port"),
+    ("https://user:secret@runtime.example", "user info"),
+    ("ftp://user:secret@runtime.example", "user info"),
+    ("https://runtime.example/?x=1", "query"),
+    ("runtime.example", "http(s)"),
+])
+def test_malformed_urls_exit_2(cli: Cli, url: str, message: str) -> None:
+    result = cli("login", "--url", url, "--token-stdin", input=SENTINEL_TOKEN + "\n")
+
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "secret" not in result.stderr
