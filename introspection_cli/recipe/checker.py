@@ -45,28 +45,29 @@ def display_path(path: Path) -> str:
     return absolute if relative.startswith("..") else relative
 
 
-def check_recipe(root: Path) -> RecipeResult:
-    """Run every rule on the recipe at ``root`` (a directory containing SYSTEM.md)."""
+def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult:
+    """Run every rule on the recipe at ``root`` (a directory containing SYSTEM.md).
+
+    ``verify_calibration=False`` skips the row-level verification of calibration
+    files (``judges eval`` verifies and lists rejected rows itself).
+    """
     result = RecipeResult(root, display_path(root))
 
-    def shown(path: Path) -> str:
-        return display_path(path)
-
-    result.diagnostics.extend(check_system(root / "SYSTEM.md", shown(root / "SYSTEM.md")))
-    skills = _check_skills(root, result, shown)
+    result.diagnostics.extend(check_system(root / "SYSTEM.md", display_path(root / "SYSTEM.md")))
+    skills = _check_skills(root, result)
     agents: list[AgentInfo] = []
-    for path in _yaml_files(root / "agents", result, shown):
-        found, info = check_agent(path, shown(path))
+    for path in _yaml_files(root / "agents", result):
+        found, info = check_agent(path, display_path(path))
         result.diagnostics.extend(found)
         if info:
             agents.append(info)
     result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills}))
-    _check_judges(root / "judges", result, shown)
+    _check_judges(root / "judges", result, verify_calibration)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
 
-def _yaml_files(directory: Path, result: RecipeResult, shown: object) -> list[Path]:
+def _yaml_files(directory: Path, result: RecipeResult) -> list[Path]:
     """``*.yaml`` files directly in ``directory``; a ``*.yml`` is checked too, with a warning."""
     if not directory.is_dir():
         return []
@@ -83,7 +84,7 @@ def _yaml_files(directory: Path, result: RecipeResult, shown: object) -> list[Pa
     return files
 
 
-def _check_skills(root: Path, result: RecipeResult, shown: object) -> list[SkillInfo]:
+def _check_skills(root: Path, result: RecipeResult) -> list[SkillInfo]:
     skills: list[SkillInfo] = []
     skills_dir = root / "skills"
     real_root = root.resolve()
@@ -105,8 +106,8 @@ def _check_skills(root: Path, result: RecipeResult, shown: object) -> list[Skill
     return skills
 
 
-def _check_judges(judges_dir: Path, result: RecipeResult, shown: object) -> None:
-    judge_files = _yaml_files(judges_dir, result, shown)
+def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bool) -> None:
+    judge_files = _yaml_files(judges_dir, result)
     stems = {p.name.removesuffix(p.suffix) for p in judge_files}
     for path in judge_files:
         found, judge = check_judge_file(path, display_path(path))
@@ -122,6 +123,8 @@ def _check_judges(judges_dir: Path, result: RecipeResult, shown: object) -> None
                 display_path(path), None, None, "calibration-orphan",
                 f"calibration file for judge '{stem}', but judges/{stem}.yaml does not exist",
                 f"rename it to match a judge, or add judges/{stem}.yaml"))
+            continue
+        if not verify_calibration:
             continue
         from introspection_cli.recipe.calibration_rules import calibration_diagnostics
 
@@ -141,5 +144,5 @@ def load_recipe(path: Path) -> tuple[Recipe, list[Diagnostic]]:
         raise UsageError(f"{path}: no such file or directory")
     if not path.is_dir() or not is_recipe(path):
         raise UsageError(f"{path} is not a recipe (a directory containing SYSTEM.md)")
-    result = check_recipe(path)
+    result = check_recipe(path, verify_calibration=False)
     return Recipe(root=path, judges=dict(result.judges)), result.diagnostics
