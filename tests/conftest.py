@@ -1,0 +1,30 @@
+"""Shared test helpers: run the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+def run_cli(args: list[str], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+            input_text: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m introspection_cli ARGS`` and capture its output."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("INTROSPECTION_")}
+    full_env.pop("NO_COLOR", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "introspection_cli", *args], cwd=cwd,
+                          env=full_env, input=input_text, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_cli
