@@ -1,4 +1,9 @@
-"""Shared helpers for the bench scripts: median wall time of a command."""
+"""Shared helpers for the bench scripts.
+
+Every bench script exposes ``measure(runs: int) -> list[BenchResult]`` and a
+``main()`` that prints :func:`table` of its results; ``bench/run.py`` calls
+every script's ``measure`` and prints one table.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,34 @@ import statistics
 import subprocess
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One figure: our value against a baseline measured in the same run.
+
+    ``ratio`` is ours / baseline and must be <= ``target`` (for a figure with
+    no baseline, such as "requests on a cached run", baseline is None and
+    ``ours`` itself is compared with ``target``).
+    """
+
+    figure: str
+    ours: float
+    unit: str
+    baseline_name: str | None
+    baseline: float | None
+    target: float
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.baseline is None else self.ours / self.baseline
+
+    @property
+    def met(self) -> bool:
+        value = self.ratio if self.ratio is not None else self.ours
+        return value <= self.target
 
 
 def median_wall(command: Sequence[str], *, runs: int = 7, cwd: Path | None = None,
@@ -25,8 +57,22 @@ def median_wall(command: Sequence[str], *, runs: int = 7, cwd: Path | None = Non
     return statistics.median(times)
 
 
-def row(figure: str, ours: float, baseline_name: str, baseline: float, target: float) -> str:
-    ratio = ours / baseline
-    met = "met" if ratio <= target else "NOT met"
-    return (f"{figure:<44} ours {ours * 1000:8.1f} ms  {baseline_name} {baseline * 1000:8.1f} ms"
-            f"  ratio {ratio:5.2f}  target <= {target:.2f}  {met}")
+def _value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "s":
+        return f"{value * 1000:.1f} ms"
+    return f"{value:,.1f} {unit}".strip()
+
+
+def table(results: Sequence[BenchResult]) -> str:
+    """A fixed-width table: figure, ours, baseline, ratio, target, met."""
+    header = f"{'figure':<46} {'ours':>14} {'baseline':>28} {'ratio':>7} {'target':>8}  met"
+    lines = [header, "-" * len(header)]
+    for r in results:
+        baseline = (f"{r.baseline_name} {_value(r.baseline, r.unit)}"
+                    if r.baseline_name else "-")
+        ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
+        lines.append(f"{r.figure:<46} {_value(r.ours, r.unit):>14} {baseline:>28} {ratio:>7} "
+                     f"{'<= ' + format(r.target, 'g'):>8}  {'yes' if r.met else 'NO'}")
+    return "\n".join(lines)

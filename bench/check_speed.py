@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import median_wall, row
+from _timing import BenchResult, median_wall, table
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "fixtures" / "recipes" / "customer-support"
@@ -67,10 +67,8 @@ def make_recipe(root: Path, judges: int) -> list[Path]:
     return files
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=7)
-    args = parser.parse_args()
+def measure(runs: int = 7) -> list[BenchResult]:
+    """Both figures, each against its baseline measured in this run."""
     bin_dir = Path(sys.executable).parent
     ours = [str(bin_dir / "introspection"), "check"]
     if not Path(ours[0]).exists():
@@ -79,13 +77,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         recipe = Path(tmp) / "big-recipe"
         files = make_recipe(recipe, 500)
-        ours_big = median_wall([*ours, str(recipe)], runs=args.runs)
+        ours_big = median_wall([*ours, str(recipe)], runs=runs)
         theirs = median_wall([cjs, "--schemafile", str(REPO / "schemas" / "judge.schema.json"),
-                              *map(str, files)], runs=args.runs)
-    ours_example = median_wall([*ours, str(EXAMPLE)], runs=args.runs)
-    floor = median_wall([sys.executable, "-c", "import yaml, jsonschema"], runs=args.runs)
-    print(row("check: 500 judge files", ours_big, "check-jsonschema", theirs, 0.35))
-    print(row("check: bundled example recipe", ours_example, "import floor", floor, 1.3))
+                              *map(str, files)], runs=runs)
+    ours_example = median_wall([*ours, str(EXAMPLE)], runs=runs)
+    floor = median_wall([sys.executable, "-c", "import yaml, jsonschema"], runs=runs)
+    return [
+        BenchResult("check: 500 judge files", ours_big, "s", "check-jsonschema", theirs, 0.35),
+        BenchResult("check: bundled example recipe", ours_example, "s",
+                    "import yaml, jsonschema", floor, 1.3),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=7)
+    print(table(measure(parser.parse_args().runs)))
 
 
 if __name__ == "__main__":
