@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from introspection_cli import strictjson
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.evaluation.metrics import agrees, mcnemar_exact
 from introspection_cli.evaluation.outcomes import SPLITS
@@ -118,18 +119,14 @@ def load_baseline(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise UsageError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
     try:
-        report = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        report = strictjson.loads(data)
     except UnicodeDecodeError as exc:
         raise DataError(f"baseline {path} is not UTF-8 text, so not a JSON report; "
                         f"{_REMAKE_HINT}") from exc
-    except ValueError as exc:  # json.JSONDecodeError and the NaN/Infinity rejection
+    except (ValueError, RecursionError) as exc:  # invalid JSON, a duplicate key, NaN/Infinity
         raise DataError(f"baseline {path} is not valid JSON ({exc}); {_REMAKE_HINT}") from exc
     _check_report_shape(path, report)
     return report  # type: ignore[no-any-return]
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _check_report_shape(path: Path, report: Any) -> None:

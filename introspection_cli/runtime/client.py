@@ -19,7 +19,6 @@ comes back from the runtime is scrubbed of the token before it is shown.
 from __future__ import annotations
 
 import email.utils
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from introspection_cli import strictjson
 from introspection_cli.errors import ConfigError, ServiceError
 from introspection_cli.runtime.credentials import Credentials
 from introspection_cli.runtime.interface import ExportBatch, ExportError, Identity
@@ -235,9 +235,8 @@ class HttpRuntimeClient:
 
     def _decode(self, path: str, response: httpx.Response) -> dict[str, Any]:
         try:
-            body = json.loads(response.content, parse_constant=_reject_constant,
-                              object_pairs_hook=_reject_duplicate_keys)
-        except (ValueError, UnicodeDecodeError):
+            body = strictjson.loads(response.content)
+        except (ValueError, RecursionError):
             body = None
         if not isinstance(body, dict):
             kind = response.headers.get("Content-Type", "no content type")
@@ -282,14 +281,3 @@ def _display_name(entity: object) -> str | None:
     return None
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
