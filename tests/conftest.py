@@ -28,3 +28,16 @@ def run_cli(args: list[str], *, cwd: Path | None = None, env: Mapping[str, str] 
 @pytest.fixture
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_cli
+
+
+# Hypothesis budgets. `ci` (the default) is fixed and reproducible: the same
+# examples on every run, no example database, no flaky deadline on a shared
+# machine. `long` searches 20x as many examples for a deliberate fuzzing run:
+#     HYPOTHESIS_PROFILE=long python -m pytest tests/fuzz
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True,
+                          database=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("long", max_examples=2000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
