@@ -13,7 +13,7 @@ from introspection_cli.recipe.regex_literal import LiteralError, compile_value, 
 
 LITERAL_CODES = {"invalid-regex", "invalid-regex-flag"}
 # Regex syntax, slashes and letters that look like flags: most draws are near a boundary.
-PATTERN_CHARS = st.sampled_from(list("()[]{}*+?|\\^$.,-:=!<>#/ aAbimsx01\n") + ["(?", "\\p{", "{2,1}"])
+PATTERN_CHARS = st.sampled_from([*"()[]{}*+?|\\^$.,-:=!<>#/ aAbimsx01\n", "(?", "\\p{", "{2,1}"])
 patterns = st.lists(PATTERN_CHARS, max_size=16).map("".join) | st.text(max_size=20)
 valid_flags = st.sampled_from([
     "".join(p) for n in range(5) for p in itertools.permutations("imsx", n)])

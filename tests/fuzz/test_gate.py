@@ -1,0 +1,96 @@
+"""Hypothesis: the gate never raises on any event, agrees with a naive oracle, and a
+regex that runs out of time always surfaces as :class:`GateTimeout`, never as a miss."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from introspection_cli.evaluation.gate import GateTimeout, as_match_text, evaluate_gate
+from introspection_cli.recipe.model import Matcher, ValueMatcher
+
+FIELDS = {"message": ("role", "text"), "tool": ("name", "input", "output", "status"),
+          "feedback": ("rating", "comment")}
+WORDS = ["user", "assistant", "refund", "ok", "error", "", "null", "{}", '"x"', "1", "Refund"]
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.sampled_from(WORDS)
+                           | st.text(max_size=8) | st.floats(allow_nan=False),
+                           lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.sampled_from(WORDS) | st.text(max_size=4), inner,
+                                             max_size=3), max_leaves=8)
+event_strategy = st.dictionaries(
+    st.sampled_from(["type", "role", "text", "name", "input", "output", "status", "rating",
+                     "comment", "id", "at"]) | st.text(max_size=5),
+    json_values | st.sampled_from(list(FIELDS)), max_size=6)
+PATTERNS = ["refund", "^u", "r$", "\\d+", "(?i)REFUND", "", ".*", "[{}]", "null|ok", "é"]
+values = (st.sampled_from(WORDS).map(ValueMatcher)
+          | st.tuples(st.sampled_from(PATTERNS), st.sampled_from(["", "i", "s", "ms"]))
+          .map(lambda pf: ValueMatcher(f"/{pf[0]}/{pf[1]}", pf[0], pf[1])))
+
+
+@st.composite
+def matchers(draw: st.DrawFn) -> Matcher:
+    event = draw(st.sampled_from(list(FIELDS)))
+    names = draw(st.lists(st.sampled_from(FIELDS[event]), unique=True, max_size=3))
+    return Matcher(event, {name: draw(values) for name in names},
+                   line=draw(st.none() | st.integers(1, 99)))
+
+
+def oracle_matches(matcher: Matcher, event: dict[str, Any]) -> bool:
+    """SPEC §1.1 spelled out directly: type equal and every field matches."""
+    if event.get("type") != matcher.event:
+        return False
+    for name, expected in matcher.fields.items():
+        if name not in event:
+            return False
+        text = as_match_text(event[name])
+        if expected.pattern is None:
+            if text != expected.raw:
+                return False
+        else:
+            flags = sum(getattr(regex, {"i": "I", "m": "M", "s": "S", "x": "X"}[f])
+                        for f in expected.flags)
+            if regex.search(expected.pattern, text, flags) is None:
+                return False
+    return True
+
+
+@given(st.none() | st.lists(matchers(), max_size=4), st.lists(event_strategy, max_size=5))
+def test_the_gate_agrees_with_the_spec_on_any_events(gate: list[Matcher] | None,
+                                                     events: list[dict[str, Any]]) -> None:
+    result = evaluate_gate(gate, events)
+    if gate is None:
+        assert result.applies and result.matches == ()
+        return
+    expected = [(e, m) for e, event in enumerate(events) for m, matcher in enumerate(gate)
+                if oracle_matches(matcher, event)]
+    assert [(x.event_index, x.matcher_index) for x in result.matches] == expected
+    assert result.applies == bool(expected)
+    for match in result.matches:
+        assert match.event_type == gate[match.matcher_index].event == events[match.event_index]["type"]
+        assert match.matcher_line == gate[match.matcher_index].line
+
+
+# Exponential in the `regex` module on "aaa...!" (it defuses the textbook `(a+)+$`,
+# which therefore is no test of the time limit; tests/evaluation has that case).
+CATASTROPHIC = ["(a|aa)+$", "(aa|a)+$", "(a|aa|aaa)+$", "(?:a|aa)+z", "(a|aa){2,}$",
+                "(\\w|\\w\\w)+$", "(a|aa)+(?=z)"]
+
+
+@given(st.sampled_from(CATASTROPHIC), st.lists(event_strategy, max_size=3),
+       st.lists(matchers(), max_size=2), st.integers(0, 3), st.integers(40, 80))
+def test_a_regex_timeout_is_always_a_gate_timeout(pattern: str, others: list[dict[str, Any]],
+                                                 other_matchers: list[Matcher], position: int,
+                                                 length: int) -> None:
+    hostile = {"type": "message", "role": "user", "text": "a" * length + "!"}
+    events = [*others[:position], hostile, *others[position:]]
+    bomb = Matcher("message", {"text": ValueMatcher(f"/{pattern}/", pattern, "")}, line=9)
+    gate = [*other_matchers, bomb]
+    with pytest.raises(GateTimeout) as caught:
+        evaluate_gate(gate, events, timeout=0.01)
+    assert caught.value.pattern == pattern
+    assert caught.value.field == "text"
+    assert events[caught.value.event_index] is hostile
