@@ -35,7 +35,7 @@ values = (st.sampled_from(WORDS).map(ValueMatcher)
 def matchers(draw: st.DrawFn) -> Matcher:
     event = draw(st.sampled_from(list(FIELDS)))
     names = draw(st.lists(st.sampled_from(FIELDS[event]), unique=True, max_size=3))
-    return Matcher(event, {name: draw(values) for name in names},
+    return Matcher(event, {name: draw(values) for name in names},  # type: ignore[arg-type]
                    line=draw(st.none() | st.integers(1, 99)))
 
 
