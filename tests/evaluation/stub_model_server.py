@@ -86,7 +86,7 @@ class StubModelServer:
         self.requests: list[RecordedRequest] = []
         self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -226,6 +226,13 @@ def _chat(message: dict[str, Any], finish: str) -> dict[str, Any]:
 def _message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
     return {"id": "msg_stub", "type": "message", "role": "assistant", "model": "stub",
             "content": content, "stop_reason": stop, "usage": _usage("anthropic")}
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: when a client opens more connections at
+    # once (a run with --concurrency 16), the kernel drops the extra handshakes and the
+    # client's TCP stack retries them only after ~1 s, stalling those requests.
+    request_queue_size = 128
 
 
 def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
