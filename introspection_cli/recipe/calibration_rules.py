@@ -25,8 +25,8 @@ def calibration_diagnostics(path: Path, display_path: str) -> list[Diagnostic]:
         return [diagnostic for result in verify_calibration_file(path)
                 for diagnostic in _line_diagnostics(result, display_path)]
     except DataError as exc:
-        return [Diagnostic(display_path, None, None, Severity.ERROR, "fixture-unreadable",
-                           str(exc), "make the file readable, or remove it")]
+        return [Diagnostic(display_path, None, None, Severity.ERROR, "file-unreadable",
+                           str(exc), "check its permissions")]
 
 
 def _line_diagnostics(result: LineResult, display_path: str) -> list[Diagnostic]:

@@ -19,6 +19,7 @@ from introspection_cli.recipe.rules_package import (
     check_skills_together,
     check_system,
 )
+from introspection_cli.recipe.source import entry_problem, is_inside, unreadable
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
 SKIPPED_DIRS = frozenset({"node_modules", "evals", "__pycache__"})
@@ -52,52 +53,73 @@ def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult
     files (``judges eval`` verifies and lists rejected rows itself).
     """
     result = RecipeResult(root, display_path(root))
+    real_root = os.path.realpath(root)
 
-    result.diagnostics.extend(check_system(root / "SYSTEM.md", display_path(root / "SYSTEM.md")))
-    skills = _check_skills(root, result)
+    result.diagnostics.extend(check_system(root / "SYSTEM.md", display_path(root / "SYSTEM.md"),
+                                           real_root))
+    skills = _check_skills(root, result, real_root)
     agents: list[AgentInfo] = []
-    for path in _yaml_files(root / "agents", result):
+    for path in _yaml_files(_listing(root / "agents", result, real_root), result, real_root):
         found, info = check_agent(path, display_path(path))
         result.diagnostics.extend(found)
         if info:
             agents.append(info)
     result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills}))
-    _check_judges(root / "judges", result, verify_calibration)
+    _check_judges(root / "judges", result, verify_calibration, real_root)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
 
-def _yaml_files(directory: Path, result: RecipeResult) -> list[Path]:
-    """``*.yaml`` files directly in ``directory``; a ``*.yml`` is checked too, with a warning."""
-    if not directory.is_dir():
+def _listing(directory: Path, result: RecipeResult, real_root: str) -> list[Path]:
+    """The visible entries of ``directory``, sorted; none when it is absent or not a directory.
+
+    The directory itself may be a link only to somewhere inside the recipe, and
+    one that cannot be listed is reported rather than skipped.
+    """
+    display = display_path(directory)
+    try:
+        if os.path.islink(directory) and not is_inside(os.path.realpath(directory), real_root):
+            result.diagnostics.append(error(
+                display, None, None, "symlink-outside",
+                f"{directory.name}/ is a symbolic link to a directory outside the recipe",
+                "copy the files into the recipe instead"))
+            return []
+        if not directory.is_dir():
+            return []
+        with os.scandir(directory) as entries:
+            names = sorted(entry.name for entry in entries if not entry.name.startswith("."))
+    except OSError as exc:
+        result.diagnostics.append(unreadable(display, exc))
         return []
+    return [directory / name for name in names]
+
+
+def _yaml_files(listing: list[Path], result: RecipeResult, real_root: str) -> list[Path]:
+    """The ``*.yaml`` regular files of a listing; a ``*.yml`` is checked too, with a warning.
+
+    Anything else with those names (a directory, FIFO, broken or escaping link)
+    is reported and never opened.
+    """
     files = []
-    for path in sorted(directory.iterdir()):
-        if path.name.startswith(".") or not path.is_file():
+    for path in listing:
+        if path.suffix not in (".yaml", ".yml"):
+            continue
+        display = display_path(path)
+        problem = entry_problem(path, display, real_root)
+        if problem is not None:
+            result.diagnostics.append(problem)
             continue
         if path.suffix == ".yml":
-            result.diagnostics.append(warning(display_path(path), None, None, "yml-extension",
+            result.diagnostics.append(warning(display, None, None, "yml-extension",
                                               f"{path.name} uses the .yml extension",
                                               f"rename it to {path.stem}.yaml"))
-        if path.suffix in (".yaml", ".yml"):
-            files.append(path)
+        files.append(path)
     return files
 
 
-def _check_skills(root: Path, result: RecipeResult) -> list[SkillInfo]:
+def _check_skills(root: Path, result: RecipeResult, real_root: str) -> list[SkillInfo]:
     skills: list[SkillInfo] = []
-    skills_dir = root / "skills"
-    real_root = root.resolve()
-    for directory, subdirs, files in os.walk(skills_dir):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-        if "SKILL.md" not in files:
-            continue
-        path = Path(directory) / "SKILL.md"
-        if not path.resolve().is_relative_to(real_root):
-            result.diagnostics.append(error(display_path(path), None, None, "symlink-outside",
-                                            "SKILL.md is a link to a file outside the recipe",
-                                            "copy the skill into the recipe instead"))
-            continue
+    for path in _skill_files(root / "skills", result, real_root):
         found, info = check_skill(path, display_path(path))
         result.diagnostics.extend(found)
         if info:
@@ -106,29 +128,68 @@ def _check_skills(root: Path, result: RecipeResult) -> list[SkillInfo]:
     return skills
 
 
-def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bool) -> None:
-    judge_files = _yaml_files(judges_dir, result)
+def _skill_files(skills_dir: Path, result: RecipeResult, real_root: str) -> list[Path]:
+    """Every readable ``SKILL.md`` below ``skills/``, in ``os.walk`` top-down order.
+
+    Linked directories are never descended into (a link to ``..`` would loop
+    forever); one that leads out of the recipe is ``symlink-outside``.
+    """
+    files: list[Path] = []
+    pending = [skills_dir]
+    while pending:
+        directory = pending.pop()
+        subdirs = []
+        for path in _listing(directory, result, real_root):
+            if path.name == "SKILL.md":
+                problem = entry_problem(path, display_path(path), real_root)
+                if problem is None:
+                    files.append(path)
+                else:
+                    result.diagnostics.append(problem)
+            elif path.is_symlink():
+                _check_linked_directory(path, result, real_root)
+            elif path.is_dir():
+                subdirs.append(path)
+        pending.extend(reversed(subdirs))
+    return files
+
+
+def _check_linked_directory(path: Path, result: RecipeResult, real_root: str) -> None:
+    target = os.path.realpath(path)
+    if os.path.isdir(target) and not is_inside(target, real_root):
+        result.diagnostics.append(error(
+            display_path(path), None, None, "symlink-outside",
+            f"skill directory {path.name}/ is a symbolic link to {os.readlink(path)}, "
+            "outside the recipe", "copy the skill into the recipe instead"))
+
+
+def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bool,
+                  real_root: str) -> None:
+    listing = _listing(judges_dir, result, real_root)
+    judge_files = _yaml_files(listing, result, real_root)
     stems = {p.name.removesuffix(p.suffix) for p in judge_files}
     for path in judge_files:
         found, judge = check_judge_file(path, display_path(path))
         result.diagnostics.extend(found)
         if judge is not None and path.suffix == ".yaml":
             result.judges[judge.name] = judge
-    if not judges_dir.is_dir():
-        return
-    for path in sorted(judges_dir.glob(f"*{CALIBRATION_SUFFIX}")):
+    for path in listing:
+        if not path.name.endswith(CALIBRATION_SUFFIX):
+            continue
         stem = path.name.removesuffix(CALIBRATION_SUFFIX)
-        if stem not in stems:
+        display = display_path(path)
+        problem = entry_problem(path, display, real_root)
+        if problem is not None:
+            result.diagnostics.append(problem)
+        elif stem not in stems:
             result.diagnostics.append(error(
-                display_path(path), None, None, "calibration-orphan",
+                display, None, None, "calibration-orphan",
                 f"calibration file for judge '{stem}', but judges/{stem}.yaml does not exist",
                 f"rename it to match a judge, or add judges/{stem}.yaml"))
-            continue
-        if not verify_calibration:
-            continue
-        from introspection_cli.recipe.calibration_rules import calibration_diagnostics
+        elif verify_calibration:
+            from introspection_cli.recipe.calibration_rules import calibration_diagnostics
 
-        result.diagnostics.extend(calibration_diagnostics(path, display_path(path)))
+            result.diagnostics.extend(calibration_diagnostics(path, display))
 
 
 def is_recipe(path: Path) -> bool:

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from introspection_cli.diagnostics import Diagnostic, error
 from introspection_cli.recipe.schema_check import validate
-from introspection_cli.recipe.source import problem_diagnostic, read_text, read_yaml
+from introspection_cli.recipe.source import (
+    MAX_YAML_BYTES,
+    entry_problem,
+    problem_diagnostic,
+    read_text,
+    read_yaml,
+)
 from introspection_cli.recipe.yamlload import Mark, YamlProblem, load_mapping
 
 
@@ -28,11 +34,14 @@ class SkillInfo:
     mark: Mark
 
 
-def check_system(path: Path, display: str) -> list[Diagnostic]:
-    """SYSTEM.md: a regular file, valid UTF-8, not blank."""
-    if not path.is_file():
+def check_system(path: Path, display: str, real_root: str) -> list[Diagnostic]:
+    """SYSTEM.md: a regular file inside the recipe, valid UTF-8, not blank."""
+    problem = entry_problem(path, display, real_root)
+    if problem is not None and problem.code == "not-a-file":
         return [error(display, None, None, "system-not-file", "SYSTEM.md must be a regular file",
                       "replace it with a Markdown file holding the system prompt")]
+    if problem is not None:
+        return [problem]
     text, found = read_text(path, display)
     if text is not None and not text.strip():
         found.append(error(display, 1, 1, "system-blank", "SYSTEM.md is blank",
@@ -101,8 +110,14 @@ def check_skill(path: Path, display: str) -> tuple[list[Diagnostic], SkillInfo |
                            "the front matter opened on line 1 is never closed",
                            "add a '---' line after the front matter"))
         return found, None
+    front_matter = "\n".join(lines[1:closing]) + "\n"
+    if len(front_matter) > MAX_YAML_BYTES:
+        found.append(error(display, 2, 1, "file-too-large",
+                           f"the front matter is larger than {MAX_YAML_BYTES // 1024} KiB, "
+                           "so it is not parsed", "keep name and description short"))
+        return found, None
     try:
-        document = load_mapping("\n".join(lines[1:closing]) + "\n", line_offset=1,
+        document = load_mapping(front_matter, line_offset=1,
                                 scalars="string", what="the front matter")
     except YamlProblem as problem:
         return [*found, problem_diagnostic(display, problem)], None

@@ -155,6 +155,9 @@ def load_mapping(text: str, *, line_offset: int = 0, scalars: ScalarMode = "core
         raise _syntax_problem(exc, line_offset) from None
     except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
         raise _reader_problem(exc, text, line_offset) from None
+    except RecursionError:  # the pure-Python composer recurses once per nesting level
+        raise YamlProblem("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", None,
+                          "flatten the structure") from None
     finally:
         composer.dispose()
     if node is None:
@@ -173,6 +176,9 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, line_offset: int) -> YamlProblem:
     mark = exc.problem_mark or exc.context_mark
     where = Mark(mark.line + 1 + line_offset, mark.column + 1) if mark else None
     problem = exc.problem or "invalid YAML"
+    if "maximum nesting depth" in problem:  # libyaml stops at 1,000 levels
+        return YamlProblem("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", where,
+                           "flatten the structure")
     if exc.context and "single document" not in problem:
         problem = f"{exc.context}: {problem}" if "while" not in exc.context else problem
     hint = None
