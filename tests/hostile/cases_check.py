@@ -109,6 +109,11 @@ def huge_instructions() -> str:
                                             "instructions: |\n  " + "word " * (4 * MB))
 
 
+def keys_under_the_cap() -> str:
+    """About 45,000 unknown keys in just under 1 MiB: the most diagnostics one judge can yield."""
+    return "name: bad\n" + "".join(f"key{i}: v\n" for i in range(45_000))
+
+
 def many_keys() -> str:
     return "name: bad\n" + "".join(f"key{i}: value{i}\n" for i in range(1_000_000))
 
@@ -134,6 +139,16 @@ YAML_CASES = [
     Case("judge-20mb-instructions", _judge_case(huge_instructions), 1,
          frozenset({"file-too-large"})),
     Case("judge-20mb-many-keys", _judge_case(many_keys), 1, frozenset({"file-too-large"})),
+    Case("judge-1mib-many-keys", _judge_case(keys_under_the_cap), 1, frozenset({"unknown-key"})),
+    Case("skill-front-matter-2mb", _file_case(
+        "skills/big/SKILL.md", lambda: ("---\nname: big\ndescription: " + "d" * (2 * MB)
+                                        + "\n---\n").encode()), 1,
+         frozenset({"file-too-large"}), positions=frozenset({("file-too-large", 2, 1)})),
+    Case("skill-body-10mb", _file_case(
+        "skills/lookup/SKILL.md", lambda: (SKILL.format(name="lookup") + "body\n" * (2 * MB))
+        .encode()), 0),
+    Case("system-17mb", _file_case("SYSTEM.md", lambda: b"You are helpful.\n" * MB), 1,
+         frozenset({"file-too-large"})),
 ]
 
 # --- Encodings, BOM, CRLF -----------------------------------------------------------------------
