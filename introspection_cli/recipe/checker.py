@@ -59,8 +59,9 @@ def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult
                                            real_root))
     skills = _check_skills(root, result, real_root)
     agents: list[AgentInfo] = []
-    for path in _yaml_files(_listing(root / "agents", result, real_root), result, real_root):
-        found, info = check_agent(path, display_path(path))
+    for path, display in _yaml_files(_listing(root / "agents", result, real_root), result,
+                                     real_root):
+        found, info = check_agent(path, display)
         result.diagnostics.extend(found)
         if info:
             agents.append(info)
@@ -94,8 +95,10 @@ def _listing(directory: Path, result: RecipeResult, real_root: str) -> list[Path
     return [directory / name for name in names]
 
 
-def _yaml_files(listing: list[Path], result: RecipeResult, real_root: str) -> list[Path]:
-    """The ``*.yaml`` regular files of a listing; a ``*.yml`` is checked too, with a warning.
+def _yaml_files(listing: list[Path], result: RecipeResult,
+                real_root: str) -> list[tuple[Path, str]]:
+    """The ``*.yaml`` regular files of a listing (with their display paths); a ``*.yml`` is
+    checked too, with a warning.
 
     Anything else with those names (a directory, FIFO, broken or escaping link)
     is reported and never opened.
@@ -113,7 +116,7 @@ def _yaml_files(listing: list[Path], result: RecipeResult, real_root: str) -> li
             result.diagnostics.append(warning(display, None, None, "yml-extension",
                                               f"{path.name} uses the .yml extension",
                                               f"rename it to {path.stem}.yaml"))
-        files.append(path)
+        files.append((path, display))
     return files
 
 
@@ -167,9 +170,9 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
                   real_root: str) -> None:
     listing = _listing(judges_dir, result, real_root)
     judge_files = _yaml_files(listing, result, real_root)
-    stems = {p.name.removesuffix(p.suffix) for p in judge_files}
-    for path in judge_files:
-        found, judge = check_judge_file(path, display_path(path))
+    stems = {p.name.removesuffix(p.suffix) for p, _ in judge_files}
+    for path, display in judge_files:
+        found, judge = check_judge_file(path, display)
         result.diagnostics.extend(found)
         if judge is not None and path.suffix == ".yaml":
             result.judges[judge.name] = judge

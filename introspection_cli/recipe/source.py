@@ -116,8 +116,7 @@ def read_bytes(path: Path, display: str, limit: int) -> tuple[bytes | None, list
             return None, [problem]
         if info.st_size > limit:
             return None, [_too_large(display, info.st_size, limit)]
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(limit + 1)
+        data = _read_up_to(fd, limit + 1, info.st_size)
     except OSError as exc:
         return None, [unreadable(display, exc)]
     finally:
@@ -125,6 +124,18 @@ def read_bytes(path: Path, display: str, limit: int) -> tuple[bytes | None, list
     if len(data) > limit:  # grew while we read it
         return None, [_too_large(display, len(data), limit)]
     return data, []
+
+
+def _read_up_to(fd: int, most: int, expected: int) -> bytes:
+    # One read() of the stat size (plus one byte, to see EOF) serves nearly every file.
+    chunks = []
+    while most > 0:
+        chunk = os.read(fd, min(most, max(expected + 1, 1 << 16)))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        most -= len(chunk)
+    return b"".join(chunks)
 
 
 def _too_large(display: str, size: int, limit: int) -> Diagnostic:
