@@ -12,11 +12,12 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import regex
-import rfc8785
 
+from introspection_cli.fixture.canonical import CanonicalizationError
+from introspection_cli.fixture.canonical import canonical_json as canonical_bytes
 from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher, ValueMatcher
 
 #: Seconds one regex search may take on one event value before the row is an error.
@@ -105,8 +106,11 @@ def as_match_text(value: object) -> str:
 def canonical_json(value: object) -> str:
     """RFC 8785 JSON text of ``value`` (strings included, quoted)."""
     try:
-        return rfc8785.dumps(cast(Any, value)).decode("utf-8")
-    except rfc8785.CanonicalizationError:
+        # The fixture module's serialiser: the same bytes as the rfc8785 package,
+        # through the C JSON encoder in the common case (it runs for every event of
+        # every row, when gating and when rendering the transcript).
+        return canonical_bytes(value).decode("utf-8")
+    except CanonicalizationError:
         # Integers beyond 2^53 are outside JCS; sorted compact JSON is the closest text.
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -84,6 +84,9 @@ class StubModelServer:
         self.script = script
         self.queue: deque[StubReply] = deque()
         self.requests: list[RecordedRequest] = []
+        #: The most requests the server was answering at one moment (concurrency seen).
+        self.max_in_flight = 0
+        self._in_flight = 0
         self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
@@ -105,6 +108,12 @@ class StubModelServer:
     def __exit__(self, *exc_info: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def track(self, change: int) -> None:
+        """Count a request starting (+1) or finished (-1)."""
+        with self._lock:
+            self._in_flight += change
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
 
     def reply_to(self, request: RecordedRequest, key_ok: bool) -> StubReply:
         """Record ``request`` and choose its reply: auth, queue, script, then markers."""
@@ -251,9 +260,13 @@ def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {}
             request = RecordedRequest(api, self.path, body)
-            reply = stub.reply_to(request, self._key_ok())
-            time.sleep(stub.latency + reply.delay)
-            self._send(reply)
+            stub.track(+1)
+            try:
+                reply = stub.reply_to(request, self._key_ok())
+                time.sleep(stub.latency + reply.delay)
+                self._send(reply)
+            finally:
+                stub.track(-1)
 
         def _key_ok(self) -> bool:
             if stub.api_key is None:

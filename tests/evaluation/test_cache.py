@@ -80,3 +80,34 @@ def test_two_processes_write_at_once(tmp_path: Path) -> None:
     with VerdictCache(tmp_path) as cache:
         assert all(cache.get(f"{p}{i}") == ParsedVerdict("pass", f"{p}{i}")
                    for p in "ab" for i in range(200))
+
+
+def _reference_key(request: ModelRequest, *, provider: str, endpoint: str, sample: int) -> str:
+    """The key as first defined: SHA-256 of the rfc8785 package's serialisation."""
+    import hashlib
+
+    import rfc8785
+
+    material = {
+        "v": 1, "provider": provider, "endpoint": endpoint, "model": request.model,
+        "parameters": {"temperature": request.temperature,
+                       "max_output_tokens": request.max_output_tokens},
+        "messages": [{"role": "system", "content": request.system},
+                     {"role": "user", "content": request.user}],
+        "tool": {"name": request.tool_name, "description": request.tool_description,
+                 "schema": dict(request.tool_schema)},
+        "sample": sample,
+    }
+    return hashlib.sha256(rfc8785.dumps(material)).hexdigest()
+
+
+@pytest.mark.parametrize("request_", [
+    REQUEST,
+    dataclasses.replace(REQUEST, temperature=0.7, max_output_tokens=None),
+    dataclasses.replace(REQUEST, temperature=1.0),  # written "1" by RFC 8785
+    dataclasses.replace(REQUEST, user="tabs\tquotes\" control\x01 é 日本 😀 \ue000 \U0001f600"),
+    dataclasses.replace(REQUEST, tool_schema={"\U0001f600": 1, "\ue000": 2, "b": [1e21, 1e-7]}),
+], ids=["plain", "float", "integral-float", "unicode", "key-order-and-exponents"])
+def test_keys_are_the_rfc8785_keys_so_existing_caches_still_hit(request_: ModelRequest) -> None:
+    assert key(request_, sample=2) == _reference_key(request_, provider="openai",
+                                                     endpoint="http://e/v1", sample=2)

@@ -96,3 +96,26 @@ def test_non_string_values_match_their_canonical_text(value: object) -> None:
 def test_extra_event_keys_do_not_disturb_matching() -> None:
     event = {**USER_REFUND, "id": "e1", "at": "2026-11-20T10:00:00Z"}
     assert evaluate_gate([Matcher("message", {"role": exact("user")})], [event]).applies
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+
+
+@given(_JSON_VALUES.filter(lambda value: not isinstance(value, str)))
+def test_canonical_text_is_exactly_rfc8785(value: object) -> None:
+    """What gates match and the transcript shows is the SPEC §2.2 serialisation."""
+    import rfc8785
+
+    try:
+        reference = rfc8785.dumps(value).decode("utf-8")  # type: ignore[arg-type]
+    except rfc8785.CanonicalizationError:  # a lone surrogate: no canonical form
+        return
+    assert as_match_text(value) == reference
+
+
+def test_integers_beyond_json_precision_still_have_a_text() -> None:
+    assert as_match_text({"id": 2**64}) == '{"id":18446744073709551616}'

@@ -204,3 +204,75 @@ def test_key_never_reaches_the_cache_file(tmp_path: Path, stub: StubModelServer)
     assert cache_files
     for path in cache_files:
         assert SENTINEL_KEY.encode() not in path.read_bytes()
+
+
+def test_concurrency_is_reached_across_judges(tmp_path: Path) -> None:
+    """Every call is scheduled up front: no barrier between judges, N always in flight."""
+    rows = [fixture_row(f"conv_{i}", f"refund {i}") for i in range(3)]
+    root = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, rows),
+                                              "helpful": (UNGATED_JUDGE, rows)})
+    with StubModelServer(latency=0.3) as server:
+        env = {"OPENAI_BASE_URL": server.openai_url, "OPENAI_API_KEY": "sk-test"}
+        result = run_eval(recipe_object(root), EvalOptions(concurrency=6, use_cache=False,
+                                                           **FAST),  # type: ignore[arg-type]
+                          environ=env)
+    assert result.run.usage.requests == 6
+    # With a barrier per judge at most 3 would overlap.
+    assert server.max_in_flight == 6
+
+
+def test_stub_answers_simultaneous_connections_concurrently() -> None:
+    """Sixteen clients connecting at the same instant are all served in one latency period.
+
+    socketserver's default listen backlog (5) made the kernel drop the surplus
+    handshakes, which clients retried only ~1 s later: the ceiling below is far
+    above one period (0.3 s) and below that retry.
+    """
+    import asyncio
+    import time
+
+    body = b'{"messages": []}'
+    request = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: stub\r\n"
+               b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+               % (len(body), body))
+
+    async def call(port: int) -> float:
+        start = time.perf_counter()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        await reader.readexactly(length)
+        writer.close()
+        return time.perf_counter() - start
+
+    async def all_at_once(port: int) -> list[float]:
+        # Every connect is issued in the same event-loop step, as the SDK's pool does.
+        return list(await asyncio.gather(*(call(port) for _ in range(16))))
+
+    with StubModelServer(latency=0.3) as server:
+        port = int(server.openai_url.split(":")[2].split("/")[0])
+        start = time.perf_counter()
+        durations = asyncio.run(all_at_once(port))
+        elapsed = time.perf_counter() - start
+    assert min(durations) >= 0.3  # the stub stays honest: every request waits its latency
+    assert server.max_in_flight == 16
+    assert elapsed < 1.0
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_sdk_import_leaves_the_collector_on_and_the_sdk_frozen(provider: str) -> None:
+    """The SDK is imported with the collector paused; afterwards it runs again, and the
+    SDK's objects are out of its generations (so neither the run nor exit re-walks them)."""
+    import subprocess
+    import sys
+
+    code = ("import gc\n"
+            "from introspection_cli.evaluation.providers import ProviderSettings, create_provider\n"
+            "before = gc.get_freeze_count()\n"
+            f"create_provider({provider!r}, ProviderSettings('sk-x', None, 0, 1.0))\n"
+            "print(gc.isenabled(), gc.get_freeze_count() > before)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, timeout=60)
+    assert result.stdout.split() == ["True", "True"]
