@@ -88,8 +88,20 @@ def render_github(results: Sequence[RecipeResult], *, color: bool = False) -> st
     return "\n".join(lines) + "\n"
 
 
+def _encodable(render: Callable[..., str]) -> Callable[..., str]:
+    """``render`` with lone surrogates written as ``\\udXXX`` escapes.
+
+    Messages quote the user's data, and a calibration row may hold a lone
+    surrogate (``"\\ud800"`` is valid JSON), which no stream can encode: the
+    report must still print (in JSON the escape reads back as the same value).
+    """
+    def wrapped(results: Sequence[RecipeResult], *, color: bool = False) -> str:
+        return render(results, color=color).encode("utf-8", "backslashreplace").decode("utf-8")
+    return wrapped
+
+
 REPORTERS: dict[str, Callable[..., str]] = {
-    "text": render_text,
-    "json": render_json,
-    "github": render_github,
+    "text": _encodable(render_text),
+    "json": _encodable(render_json),
+    "github": _encodable(render_github),
 }

@@ -123,6 +123,11 @@ def _row_at_depth(depth: int) -> bytes:
     return row.replace(b'"NESTED"', b"[" * depth + b'"leaf"' + b"]" * depth)
 
 
+def _row_with_lone_surrogate() -> bytes:
+    # Valid JSON that no stream can encode once decoded: the message quotes the label.
+    return valid_row_line().replace(b'"expected": "pass"', b'"expected": "bogus\\ud800"') + b"\n"
+
+
 CALIBRATION_CASES = [
     Case("calibration-50mb-valid-row", calibration_case(lambda: _row_with_text(50 * MB) + b"\n"), 0),
     Case("calibration-50mb-garbage-line",
@@ -151,6 +156,10 @@ CALIBRATION_CASES = [
     Case("calibration-array-string-number", calibration_case(calibration_lines(
         [json_line([1, 2]), json_line("row"), json_line(3.5), json_line(None)])), 1,
          frozenset({"fixture-json"})),
+    Case("calibration-lone-surrogate-label", calibration_case(_row_with_lone_surrogate), 1,
+         frozenset({"fixture-bad-label"})),
+    Case("calibration-lone-surrogate-label-text", calibration_case(_row_with_lone_surrogate), 1,
+         json_output=False),
     Case("calibration-duplicates-everywhere", calibration_case(calibration_lines(
         [valid_row_line("conv_same")] * 2000)), 1,
          frozenset({"fixture-duplicate-conversation"}),
