@@ -252,6 +252,10 @@ def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
         disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
+            # The latency runs from the request's arrival, so parsing and choosing the
+            # reply happen inside it, as on a real server: every answer comes
+            # `latency` seconds after the request (never sooner), not latency + our work.
+            arrived = time.perf_counter()
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length)
             api = "anthropic" if self.path.rstrip("/").endswith("/messages") else "openai"
@@ -263,7 +267,7 @@ def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
             stub.track(+1)
             try:
                 reply = stub.reply_to(request, self._key_ok())
-                time.sleep(stub.latency + reply.delay)
+                time.sleep(max(0.0, arrived + stub.latency + reply.delay - time.perf_counter()))
                 self._send(reply)
             finally:
                 stub.track(-1)
