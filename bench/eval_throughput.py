@@ -171,8 +171,8 @@ def measure_floor(runs: int = 3) -> list[float]:
         plan = plan_judge(recipe.judges["helpful"], splits=(), provider=None, model=None,
                           regex_timeout=1.0)
         bodies = Path(tmp) / "bodies.json"
-        bodies.write_text(json.dumps([_create_kwargs(row.request) for row in plan.rows
-                                      if row.request is not None]), encoding="utf-8")
+        bodies.write_text(json.dumps([_create_kwargs(plan.request_for(row)) for row in plan.rows
+                                      if row.calls_model]), encoding="utf-8")
         env = {**os.environ, "OPENAI_BASE_URL": stub.openai_url, "OPENAI_API_KEY": "sk-bench"}
         for attempt in range(runs + 1):
             start = time.perf_counter()

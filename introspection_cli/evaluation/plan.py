@@ -29,7 +29,13 @@ SELECTABLE_SPLITS = ("train", "dev", "test", "unsplit")
 
 @dataclass(frozen=True, slots=True)
 class PlannedRow:
-    """A labelled row and what will happen to it: gated, a gate error, or a request."""
+    """A labelled row and what will happen to it: gated, a gate error, or a model call.
+
+    A row that calls the model keeps what its prompt is rendered from
+    (``judge_input`` and the gate's matches); :meth:`JudgePlan.request_for`
+    renders it when the runner gets to the row, so the first calls go out while
+    later rows are still being rendered.
+    """
 
     line: int
     conversation_id: str
@@ -37,7 +43,12 @@ class PlannedRow:
     expected: Verdict
     gate_error: str | None = None
     gated: bool = False
-    request: ModelRequest | None = None
+    judge_input: Mapping[str, Any] | None = field(default=None, repr=False)
+    gate: GateResult | None = field(default=None, repr=False)
+
+    @property
+    def calls_model(self) -> bool:
+        return self.judge_input is not None
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,12 @@ class JudgePlan:
     model: str
     rows: tuple[PlannedRow, ...]
     rejected: tuple[RejectedRow, ...] = field(default_factory=tuple)
+
+    def request_for(self, row: PlannedRow) -> ModelRequest:
+        """The exact request for a row that calls the model."""
+        if row.judge_input is None or row.gate is None:
+            raise ValueError(f"row {row.line} makes no model call")
+        return build_request(self.judge, self.model, row.judge_input, row.gate)
 
 
 def select_judges(recipe: Recipe, names: Sequence[str]) -> list[Judge]:
@@ -79,7 +96,12 @@ _EXPORT_HINT = (". Export labelled rows with `introspection conversations get --
 
 def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
                model: str | None, regex_timeout: float) -> JudgePlan:
-    """Read ``judge``'s calibration file and decide every labelled row's fate."""
+    """Read ``judge``'s calibration file and decide every labelled row's fate.
+
+    Verification and gates run here, for every row, before any call: a row the
+    fixture rules reject (a duplicate conversation is only known at the end of
+    the file) must never cost a call. Prompts are rendered later, per row.
+    """
     from introspection_cli.fixture import verify_calibration_file
     from introspection_cli.fixture.codes import BLANK_LINE  # a blank line is not a row
 
@@ -96,12 +118,12 @@ def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
         row = result.row
         if splits and (row.split or "unsplit") not in splits:
             continue
-        rows.append(_plan_row(judge, chosen_model, row.line, row.conversation_id, row.split,
+        rows.append(_plan_row(judge, row.line, row.conversation_id, row.split,
                               cast(Verdict, row.expected), row.judge_input, regex_timeout))
     return JudgePlan(judge, chosen_provider, chosen_model, tuple(rows), tuple(rejected))
 
 
-def _plan_row(judge: Judge, model: str, line: int, conversation_id: str, split: str | None,
+def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,
               expected: Verdict, judge_input: Mapping[str, Any],
               regex_timeout: float) -> PlannedRow:
     base = PlannedRow(line, conversation_id, split, expected)
@@ -113,7 +135,7 @@ def _plan_row(judge: Judge, model: str, line: int, conversation_id: str, split: 
         return replace(base, gate_error=str(exc))
     if not gate.applies:
         return replace(base, gated=True)
-    return replace(base, request=build_request(judge, model, judge_input, gate))
+    return replace(base, judge_input=judge_input, gate=gate)
 
 
 def build_request(judge: Judge, model: str, judge_input: Mapping[str, Any],

@@ -11,7 +11,8 @@ succeed either.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from introspection_cli.evaluation.plan import (
 from introspection_cli.evaluation.providers import (
     API_KEY_ENV,
     BASE_URL_ENV,
+    ModelRequest,
     Provider,
     ProviderAuthError,
     ProviderBadResponse,
@@ -111,17 +113,25 @@ def _check_options(options: EvalOptions) -> None:
 
 @dataclass
 class _Slot:
-    """One sample of one row: its cache key and, once known, its result."""
+    """One sample of one row: its request, its cache key and, once known, its result."""
 
     plan: JudgePlan
     row: PlannedRow
     sample: int
+    request: ModelRequest
     key: str
     result: SampleResult | None = None
 
 
 class _AuthAbort(Exception):
     """Cancels the remaining calls once a provider has rejected the API key."""
+
+
+#: A row's samples, rendered, keyed and looked up in the cache.
+_RowSlots = list[_Slot]
+#: Rows rendered between two turns of the event loop once calls are in flight, so a
+#: finished call never waits long for the next one to be sent.
+_RENDER_BATCH = 8
 
 
 class _Execution:
@@ -137,41 +147,65 @@ class _Execution:
         self.usage = Usage()
         self.service_failures = 0
         self.auth_failure: ProviderAuthError | None = None
-        self.slots = self._slots_with_cache_hits()
+        self.slots: list[_Slot] = []
         self.rows_total = sum(len(plan.rows) for plan in plans)
-        self.rows_pending = {id(slot.row): 0 for slot in self.slots}
-        for slot in self.slots:
-            if slot.result is None:
-                self.rows_pending[id(slot.row)] += 1
-        self.rows_done = self.rows_total - sum(1 for n in self.rows_pending.values() if n)
+        # Gated rows and gate errors make no call: they are done before anything runs.
+        self.rows_done = sum(1 for plan in plans for row in plan.rows if not row.calls_model)
+        self.rows_pending: dict[int, int] = {}
 
-    def _slots_with_cache_hits(self) -> list[_Slot]:
-        slots: list[_Slot] = []
-        for plan in self.plans:
+    def _rows(self, plans: Sequence[JudgePlan]) -> Iterator[_RowSlots]:
+        """Each row that calls the model, as its samples; rendered only when asked for."""
+        for plan in plans:
             endpoint = resolve_endpoint(plan.provider, self.env)
             for row in plan.rows:
-                if row.request is None:
+                if not row.calls_model:
                     continue
-                for sample in range(self.options.samples):
-                    key = cache_key(provider=plan.provider, endpoint=endpoint,
-                                    request=row.request, sample=sample)
-                    slot = _Slot(plan, row, sample, key)
-                    hit = self.cache.get(key) if self.cache is not None else None
-                    if hit is not None:
-                        slot.result = SampleResult(hit, cached=True)
-                        self.usage.cached += 1
-                    slots.append(slot)
-        return slots
+                request = plan.request_for(row)
+                samples = [self._slot(plan, row, request, endpoint, sample)
+                           for sample in range(self.options.samples)]
+                self.slots += samples
+                misses = sum(1 for slot in samples if slot.result is None)
+                if misses:
+                    self.rows_pending[id(row)] = misses
+                else:
+                    self.rows_done += 1
+                yield samples
+
+    def _slot(self, plan: JudgePlan, row: PlannedRow, request: ModelRequest, endpoint: str,
+              sample: int) -> _Slot:
+        key = cache_key(provider=plan.provider, endpoint=endpoint, request=request,
+                        sample=sample)
+        slot = _Slot(plan, row, sample, request, key)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            slot.result = SampleResult(hit, cached=True)
+            self.usage.cached += 1
+        return slot
 
     async def run(self, recipe: str) -> EvalRun:
-        pending = [slot for slot in self.slots if slot.result is None]
-        providers = self._providers_for(pending)
+        rows_by_provider = {
+            name: self._rows([plan for plan in self.plans if plan.provider == name])
+            for name in dict.fromkeys(plan.provider for plan in self.plans)}
+        first = _until_first_miss(rows_by_provider)
+        providers = self._providers_for(first, rows_by_provider)
         self._report_progress()
         semaphore = asyncio.Semaphore(self.options.concurrency)
         try:
             async with asyncio.TaskGroup() as group:
-                for slot in pending:
-                    group.create_task(self._call(slot, providers[slot.plan.provider], semaphore))
+                def submit(samples: _RowSlots) -> None:
+                    for slot in samples:
+                        if slot.result is None:
+                            group.create_task(self._call(slot, providers[slot.plan.provider],
+                                                         semaphore))
+
+                for samples in first:
+                    submit(samples)
+                # The calls submitted so far run while the remaining rows are rendered.
+                rest = itertools.chain.from_iterable(rows_by_provider.values())
+                for count, samples in enumerate(rest, start=1):
+                    submit(samples)
+                    if count % _RENDER_BATCH == 0:
+                        await asyncio.sleep(0)
         except* _AuthAbort:
             pass
         finally:
@@ -182,17 +216,21 @@ class _Execution:
                               "the model for the remaining rows") from self.auth_failure
         return EvalRun(recipe, tuple(self._judge_run(plan) for plan in self.plans), self.usage)
 
-    def _providers_for(self, pending: Sequence[_Slot]) -> dict[str, Provider]:
+    def _providers_for(self, first: Sequence[_RowSlots],
+                       rows_by_provider: Mapping[str, Iterator[_RowSlots]]
+                       ) -> dict[str, Provider]:
         """Create the providers that will be called; a missing key stops the run here."""
-        needed: dict[str, list[str]] = {}
-        for slot in pending:
-            judges = needed.setdefault(slot.plan.provider, [])
-            if slot.plan.judge.name not in judges:
-                judges.append(slot.plan.judge.name)
+        needed = list(dict.fromkeys(slot.plan.provider for samples in first
+                                    for slot in samples if slot.result is None))
         providers: dict[str, Provider] = {}
-        for name, judges in needed.items():
+        for name in needed:
             key = self.env.get(API_KEY_ENV[name], "").strip()
             if not key:
+                # Only the error message needs every judge: read the provider's other rows.
+                missing = [slot for samples in (*first, *rows_by_provider[name])
+                           for slot in samples if slot.result is None]
+                judges = dict.fromkeys(slot.plan.judge.name for slot in missing
+                                       if slot.plan.provider == name)
                 raise ConfigError(
                     f"{API_KEY_ENV[name]} is not set, and judge(s) {', '.join(judges)} need "
                     f"the {name} provider for rows not in the cache; export {API_KEY_ENV[name]} "
@@ -204,11 +242,10 @@ class _Execution:
         return providers
 
     async def _call(self, slot: _Slot, provider: Provider, semaphore: asyncio.Semaphore) -> None:
-        assert slot.row.request is not None
         async with semaphore:
             self.usage.requests += 1
             try:
-                reply = await provider.complete(slot.row.request)
+                reply = await provider.complete(slot.request)
             except ProviderAuthError as exc:
                 self.auth_failure = self.auth_failure or exc
                 raise _AuthAbort from exc
@@ -264,3 +301,20 @@ class _Execution:
             error=decision.error,
             cached=bool(samples) and all(s.cached for s in samples),
         )
+
+
+def _until_first_miss(rows_by_provider: Mapping[str, Iterator[_RowSlots]]) -> list[_RowSlots]:
+    """Read each provider's rows up to its first cache miss, leaving the rest unread.
+
+    Then it is known which providers will be called, so every API key is checked
+    before the first call, yet no row after a provider's first miss has been
+    rendered: those are rendered while the first calls are in flight. A provider
+    whose rows are all cached is read to the end and never called.
+    """
+    first: list[_RowSlots] = []
+    for rows in rows_by_provider.values():
+        for samples in rows:
+            first.append(samples)
+            if any(slot.result is None for slot in samples):
+                break
+    return first

@@ -17,6 +17,7 @@ the Authorization / x-api-key value is only compared, never stored.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -282,16 +283,17 @@ def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
         def _send(self, reply: StubReply) -> None:
             payload = (reply.body if isinstance(reply.body, bytes)
                        else json.dumps(reply.body).encode())
-            try:
-                self.send_response(reply.status)
-                headers = {"content-type": "application/json", **reply.headers}
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a hang past its timeout): nothing to answer
+            headers = {"content-type": "application/json", **reply.headers,
+                       "content-length": str(len(payload))}
+            reason = self.responses.get(reply.status, ("",))[0]
+            head = "".join([f"HTTP/1.1 {reply.status} {reason}\r\n",
+                            *(f"{name}: {value}\r\n" for name, value in headers.items()),
+                            "\r\n"])
+            # A client that gave up (a hang past its timeout) gets no answer.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                # One write for head and body, as most servers do: written separately,
+                # the client needs two reads (two event-loop turns) for every reply.
+                self.wfile.write(head.encode("latin-1") + payload)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output clean; never log request lines or headers

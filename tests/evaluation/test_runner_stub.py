@@ -276,3 +276,43 @@ def test_sdk_import_leaves_the_collector_on_and_the_sdk_frozen(provider: str) ->
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, timeout=60)
     assert result.stdout.split() == ["True", "True"]
+
+
+def _mixed_recipe(root: Path, billing_text: str) -> Recipe:
+    """billing on openai; helpful and polite on anthropic; one row each."""
+    import dataclasses
+
+    from introspection_cli.recipe.model import LlmConfig
+
+    judges = {name: (GATED_JUDGE if name == "billing" else UNGATED_JUDGE,
+                     [fixture_row(f"conv_{name}", billing_text if name == "billing"
+                                  else f"refund for {name}")])
+              for name in ("billing", "helpful", "polite")}
+    recipe = recipe_object(write_recipe(root, judges))
+    for name in ("helpful", "polite"):
+        recipe.judges[name] = dataclasses.replace(recipe.judges[name],
+                                                  llm=LlmConfig("anthropic", "stub-model"))
+    return recipe
+
+
+def test_a_missing_key_for_a_later_provider_stops_the_run_before_any_call(
+        tmp_path: Path, stub: StubModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls start while later rows are still rendered, but never before every
+    provider that will be called has its key."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY is not set") as caught:
+        run(_mixed_recipe(tmp_path / "recipe", "refund VERDICT:pass"))
+    assert "judge(s) helpful, polite need the anthropic provider" in str(caught.value)
+    assert stub.requests == []
+
+
+def test_a_provider_whose_rows_are_all_cached_needs_no_key(
+        tmp_path: Path, stub: StubModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    run(_mixed_recipe(tmp_path / "first", "refund VERDICT:pass"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    stub.requests.clear()
+    # Only billing's row is new; the anthropic judges' rows are cache hits.
+    result = run(_mixed_recipe(tmp_path / "second", "refund VERDICT:fail"))
+    assert [request.api for request in stub.requests] == ["openai"]
+    assert (result.run.usage.requests, result.run.usage.cached) == (1, 2)
+    assert [judge.rows[0].outcome for judge in result.run.judges] == ["fail", "pass", "pass"]
