@@ -46,7 +46,7 @@ def render_prompt(judge: Judge, judge_input: Mapping[str, Any], gate: GateResult
     transcript = render_transcript(events if isinstance(events, list) else [])
     common = {"tool_name": VERDICT_TOOL_NAME, "begin_marker": BEGIN_MARKER,
               "end_marker": END_MARKER}
-    system = _environment().get_template("system.j2").render(**common)
+    system = _system_prompt()
     user = _environment().get_template("user.j2").render(
         instructions=judge.instructions.strip(),
         transcript=transcript,
@@ -54,6 +54,13 @@ def render_prompt(judge: Judge, judge_input: Mapping[str, Any], gate: GateResult
         **common,
     )
     return RenderedPrompt(system=system, user=user)
+
+
+@functools.cache
+def _system_prompt() -> str:
+    """The harness's system prompt: the same for every judge and row, so rendered once."""
+    return _environment().get_template("system.j2").render(
+        tool_name=VERDICT_TOOL_NAME, begin_marker=BEGIN_MARKER, end_marker=END_MARKER)
 
 
 def render_transcript(events: Sequence[object]) -> str:
@@ -113,4 +120,5 @@ def _environment() -> SandboxedEnvironment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        auto_reload=False,  # the templates ship in the package: no stat() per render
     )
