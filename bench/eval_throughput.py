@@ -29,8 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -77,9 +77,9 @@ with open(sys.argv[1], encoding="utf-8") as handle:
 """
 
 
-@dataclass(frozen=True)
-class EvalRun:
-    """One timed ``judges eval`` run."""
+class EvalRun(NamedTuple):
+    """One timed ``judges eval`` run (a NamedTuple: bench/run.py loads this file without
+    registering it in sys.modules, which a dataclass needs)."""
 
     wall: float
     requests: int  # as the report's usage counts them
