@@ -60,16 +60,20 @@ def resolve_endpoint(provider: str, environ: Mapping[str, str] | None = None) ->
 
 def create_provider(provider: str, settings: ProviderSettings) -> Provider:
     """Build the ``provider`` client, importing its SDK now and not before."""
+    # The client is built inside the import window too: building it imports the
+    # SDK's HTTP stack and its chat/messages resources lazily.
     if provider == "openai":
         with _sdk_import("openai"):
             from introspection_cli.evaluation.providers.openai_provider import OpenAIProvider
-        return OpenAIProvider(settings)
+
+            return OpenAIProvider(settings)
     if provider == "anthropic":
         with _sdk_import("anthropic"):
             from introspection_cli.evaluation.providers.anthropic_provider import (
                 AnthropicProvider,
             )
-        return AnthropicProvider(settings)
+
+            return AnthropicProvider(settings)
     raise ValueError(f"unknown provider {provider!r}")
 
 

@@ -37,6 +37,9 @@ class AnthropicProvider(Provider):
             max_retries=settings.max_retries,
             timeout=settings.timeout,
         )
+        # The first access imports the SDK's resource modules (~25 ms): do it here,
+        # inside create_provider's import window, rather than in the first request.
+        self._messages = self._client.messages
 
     @property
     def endpoint(self) -> str:
@@ -45,7 +48,7 @@ class AnthropicProvider(Provider):
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
         try:
-            message = await self._client.messages.create(**_create_kwargs(request))
+            message = await self._messages.create(**_create_kwargs(request))
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
             raise ProviderAuthError(
                 f"the Anthropic endpoint {self.endpoint} rejected the API key "

@@ -34,6 +34,9 @@ class OpenAIProvider(Provider):
             max_retries=settings.max_retries,
             timeout=settings.timeout,
         )
+        # The first access imports the SDK's resource modules (~25 ms): do it here,
+        # inside create_provider's import window, rather than in the first request.
+        self._completions = self._client.chat.completions
 
     @property
     def endpoint(self) -> str:
@@ -42,7 +45,7 @@ class OpenAIProvider(Provider):
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
         try:
-            completion = await self._client.chat.completions.create(**_create_kwargs(request))
+            completion = await self._completions.create(**_create_kwargs(request))
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise ProviderAuthError(
                 f"the OpenAI endpoint {self.endpoint} rejected the API key "
