@@ -33,8 +33,8 @@ class Case:
     ``codes``: every one of these diagnostic codes must be reported (others may
     be too); ``positions``: (code, line, column) triples that must be reported;
     ``exit_code`` per SPEC §3; ``honour_permissions``: run the child so that
-    file modes apply to it (for unreadable-file cases); ``short_messages``: no
-    message may exceed 2,000 characters (a message must not echo the input).
+    file modes apply to it (for unreadable-file cases). No message may exceed
+    2,000 characters (a message must not echo the input).
     """
 
     id: str
@@ -44,7 +44,6 @@ class Case:
     positions: frozenset[tuple[str, int, int]] = frozenset()
     honour_permissions: bool = False
     json_output: bool = True
-    short_messages: bool = True
 
 
 Content = str | bytes | Callable[[], str | bytes]

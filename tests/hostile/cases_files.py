@@ -162,10 +162,7 @@ CALIBRATION_CASES = [
          json_output=False),
     Case("calibration-duplicates-everywhere", calibration_case(calibration_lines(
         [valid_row_line("conv_same")] * 2000)), 1,
-         frozenset({"fixture-duplicate-conversation"}),
-         # fixture/reader.py names every other line in each message (output grows with the
-         # square of the copies); reported to its owner, so only time and memory are held here.
-         short_messages=False),
+         frozenset({"fixture-duplicate-conversation"})),
 ]
 
 
