@@ -1,8 +1,10 @@
 """Running judges over their calibration rows: the core of ``introspection judges eval``.
 
-The run is planned first (judges, rows, gates, requests, cache hits), then the
-API keys of the providers that will actually be called are checked, then the
-remaining samples are sent concurrently under a semaphore. Every sample ends as
+The run is planned first (judges, verified rows, gate decisions); each
+provider's rows are then rendered and looked up in the cache up to its first
+miss, which tells which providers will actually be called, so their API keys
+are checked before any call. The samples not in the cache are then sent
+concurrently under a semaphore while the remaining rows are rendered. Every sample ends as
 a verdict or an error with its reason; one bad reply never aborts the run. The
 one failure that does abort is a rejected API key, since no later call can
 succeed either.
