@@ -41,7 +41,8 @@ class Outcome:
     peak_mb: float
 
 
-def run_cli_measured(args: list[str], cwd: Path, *, honour_permissions: bool = False) -> Outcome:
+def run_cli_measured(args: list[str], cwd: Path, *, honour_permissions: bool = False,
+                     extra_env: dict[str, str] | None = None) -> Outcome:
     """Run ``python -m introspection_cli ARGS`` in ``cwd``; kill it at :data:`TIME_CEILING_S`.
 
     ``honour_permissions`` makes a root child obey file modes (see :func:`_drop_dac`).
@@ -49,6 +50,7 @@ def run_cli_measured(args: list[str], cwd: Path, *, honour_permissions: bool = F
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTROSPECTION_")}
     env.pop("NO_COLOR", None)
+    env.update(extra_env or {})
     preexec = _limits_and_dac_drop if honour_permissions else _limits
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
