@@ -7,6 +7,7 @@ every script's ``measure`` and prints one table.
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import time
@@ -41,13 +42,27 @@ class BenchResult:
         return value <= self.target
 
 
+def bench_env(**extra: str) -> dict[str, str]:
+    """The environment for measured commands: as an installed CLI runs.
+
+    ``pip install`` compiles bytecode and Python caches it; a machine that sets
+    PYTHONDONTWRITEBYTECODE (this sandbox does) would make every run of a source
+    checkout recompile our modules, which no installed copy does. Applies to our
+    commands and to the baselines alike.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(extra)
+    return env
+
+
 def median_wall(command: Sequence[str], *, runs: int = 7, cwd: Path | None = None,
                 ok_codes: tuple[int, ...] = (0,)) -> float:
     """Median wall-clock seconds of ``command`` over ``runs`` runs (after one warm-up)."""
     times = []
+    env = bench_env()
     for attempt in range(runs + 1):
         start = time.perf_counter()
-        result = subprocess.run(command, cwd=cwd, capture_output=True, check=False)
+        result = subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=env)
         elapsed = time.perf_counter() - start
         if result.returncode not in ok_codes:
             raise SystemExit(f"{' '.join(command)} exited {result.returncode}:\n"

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from _timing import BenchResult, table  # noqa: E402
+from _timing import BenchResult, bench_env, table  # noqa: E402
 
 from introspection_cli.fixture import snapshot_hash  # noqa: E402
 from tests.evaluation.stub_model_server import StubModelServer  # noqa: E402
@@ -130,9 +129,8 @@ def run_pairs(runs: int) -> list[tuple[EvalRun, EvalRun]]:
     with tempfile.TemporaryDirectory() as tmp, StubModelServer(latency=LATENCY) as stub:
         recipe = make_recipe(Path(tmp) / "recipe")
         for attempt in range(runs + 1):
-            env = {**os.environ, "OPENAI_BASE_URL": stub.openai_url,
-                   "OPENAI_API_KEY": "sk-bench",
-                   "INTROSPECTION_CACHE_DIR": str(Path(tmp) / f"cache-{attempt}")}
+            env = bench_env(OPENAI_BASE_URL=stub.openai_url, OPENAI_API_KEY="sk-bench",
+                            INTROSPECTION_CACHE_DIR=str(Path(tmp) / f"cache-{attempt}"))
             cold = timed_eval(recipe, env, stub)
             cached = timed_eval(recipe, env, stub)
             if attempt:  # the first pair only warms the page cache
@@ -173,7 +171,7 @@ def measure_floor(runs: int = 3) -> list[float]:
         bodies = Path(tmp) / "bodies.json"
         bodies.write_text(json.dumps([_create_kwargs(plan.request_for(row)) for row in plan.rows
                                       if row.calls_model]), encoding="utf-8")
-        env = {**os.environ, "OPENAI_BASE_URL": stub.openai_url, "OPENAI_API_KEY": "sk-bench"}
+        env = bench_env(OPENAI_BASE_URL=stub.openai_url, OPENAI_API_KEY="sk-bench")
         for attempt in range(runs + 1):
             start = time.perf_counter()
             subprocess.run([sys.executable, "-c", _FLOOR_SCRIPT, str(bodies), str(CONCURRENCY)],

@@ -36,7 +36,7 @@ class OpenAIProvider(Provider):
         )
         # The first access imports the SDK's resource modules (~25 ms): do it here,
         # inside create_provider's import window, rather than in the first request.
-        self._completions = self._client.chat.completions
+        self._raw_create = self._client.chat.completions.with_raw_response.create
 
     @property
     def endpoint(self) -> str:
@@ -45,7 +45,10 @@ class OpenAIProvider(Provider):
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
         try:
-            completion = await self._completions.create(**_create_kwargs(request))
+            # The raw response skips building pydantic models for every reply (about
+            # 0.3 ms of CPU each, on the event loop); we read the JSON ourselves.
+            raw = await self._raw_create(**_create_kwargs(request))
+            completion = json.loads(raw.content)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise ProviderAuthError(
                 f"the OpenAI endpoint {self.endpoint} rejected the API key "
@@ -63,7 +66,7 @@ class OpenAIProvider(Provider):
             raise ProviderServiceError(
                 f"could not connect to {self.endpoint} "
                 f"after {self._settings.max_retries} retries") from exc
-        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+        except (ValueError, openai.APIResponseValidationError) as exc:
             # The SDK lets a 200 whose body is not JSON escape as a bare JSONDecodeError.
             raise ProviderBadResponse(
                 f"{self.endpoint} answered with a body that is not a chat completion") from exc
@@ -100,29 +103,39 @@ def _create_kwargs(request: ModelRequest) -> dict[str, Any]:
     return kwargs
 
 
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _reply_from_completion(completion: Any) -> ModelReply:
-    """Pull the tool arguments and text out of a completion, tolerating missing parts."""
-    usage = getattr(completion, "usage", None)
-    tokens_in = getattr(usage, "prompt_tokens", None) or 0
-    tokens_out = getattr(usage, "completion_tokens", None) or 0
-    choices = getattr(completion, "choices", None) or []
-    if not choices:
+    """Pull the tool arguments and text out of a completion body, tolerating missing parts."""
+    usage = _get(completion, "usage")
+    tokens_in = _count(_get(usage, "prompt_tokens"))
+    tokens_out = _count(_get(usage, "completion_tokens"))
+    choices = _get(completion, "choices")
+    if not isinstance(choices, list) or not choices:
         return ModelReply(None, None, stop_reason="no choices in the reply",
                           input_tokens=tokens_in, output_tokens=tokens_out)
     choice = choices[0]
-    message = getattr(choice, "message", None)
-    tool_calls = getattr(message, "tool_calls", None) or []
+    message = _get(choice, "message")
+    tool_calls = _get(message, "tool_calls")
     arguments: object | None = None
-    for call in tool_calls:
-        function = getattr(call, "function", None)
-        if function is not None:
-            arguments = getattr(function, "arguments", None)
+    for call in tool_calls if isinstance(tool_calls, list) else ():
+        function = _get(call, "function")
+        if isinstance(function, dict):
+            arguments = function.get("arguments")
             break
+    text, refusal = _get(message, "content"), _get(message, "refusal")
+    stop = _get(choice, "finish_reason")
     return ModelReply(
         tool_arguments=arguments,
-        text=getattr(message, "content", None),
-        refusal=getattr(message, "refusal", None),
-        stop_reason=getattr(choice, "finish_reason", None),
+        text=text if isinstance(text, str) else None,
+        refusal=refusal if isinstance(refusal, str) else None,
+        stop_reason=stop if isinstance(stop, str) else None,
         input_tokens=tokens_in,
         output_tokens=tokens_out,
     )
