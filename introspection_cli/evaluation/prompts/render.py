@@ -11,7 +11,6 @@ never close the fence early or open a new one.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +20,13 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from introspection_cli.evaluation.gate import GateResult, as_match_text, canonical_json
+from introspection_cli.evaluation.prompts.markers import neutralise_markers
 from introspection_cli.evaluation.verdict import VERDICT_TOOL_NAME
 from introspection_cli.recipe.model import Judge, Matcher
 
 BEGIN_MARKER = "[BEGIN EVALUATED MATERIAL: conversation]"
 END_MARKER = "[END EVALUATED MATERIAL]"
 
-# Any spelling a model might read as a fence marker: case, spacing, a full-width bracket.
-_MARKER_LIKE = re.compile(r"[\[［]\s*((?:begin|end)\s*evaluated\s*material)", re.IGNORECASE)
-_NEUTRALISED = "[neutralised marker: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +45,8 @@ def render_prompt(judge: Judge, judge_input: Mapping[str, Any], gate: GateResult
               "end_marker": END_MARKER}
     system = _system_prompt()
     user = _environment().get_template("user.j2").render(
-        instructions=judge.instructions.strip(),
+        # The rubric is the author's, but a marker in it would still break the fence.
+        instructions=neutralise_markers(judge.instructions.strip()),
         transcript=transcript,
         gate_matches=_describe_matches(judge.gate, gate),
         **common,
@@ -68,11 +66,6 @@ def render_transcript(events: Sequence[object]) -> str:
     shown = [_event_view(number, event) for number, event in enumerate(events, start=1)]
     text = _environment().get_template("transcript.j2").render(events=shown)
     return neutralise_markers(text.strip("\n"))
-
-
-def neutralise_markers(text: str) -> str:
-    """Rewrite anything that looks like a fence marker so it no longer is one."""
-    return _MARKER_LIKE.sub(lambda match: _NEUTRALISED + match.group(1), text)
 
 
 def _event_view(number: int, event: object) -> dict[str, str | int]:
@@ -99,7 +92,7 @@ def _describe_matches(gate: Sequence[Matcher] | None,
         return []
     return [
         {"event_number": match.event_index + 1, "event_type": match.event_type,
-         "matcher": describe_matcher(gate[match.matcher_index])}
+         "matcher": neutralise_markers(describe_matcher(gate[match.matcher_index]))}
         for match in result.matches
     ]
 
