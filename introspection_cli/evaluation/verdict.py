@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
 
+from introspection_cli import strictjson
 from introspection_cli.evaluation.outcomes import VERDICTS, Verdict
 from introspection_cli.evaluation.providers.interface import ModelReply
 
@@ -93,8 +94,8 @@ def _parse_tool_arguments(arguments: object,
                           stop_reason: str | None) -> ParsedVerdict | InvalidReply:
     if isinstance(arguments, str):
         try:
-            arguments = _strict_loads(arguments)
-        except ValueError as exc:
+            arguments = strictjson.loads(arguments)
+        except (ValueError, RecursionError) as exc:
             cut = " (the reply was cut off at the token limit)" if stop_reason == "length" else ""
             return InvalidReply(
                 f"the {VERDICT_TOOL_NAME} arguments are not valid JSON{cut}: {exc}; "
@@ -104,37 +105,17 @@ def _parse_tool_arguments(arguments: object,
 
 def _verdict_in_text(text: str) -> ParsedVerdict | None:
     """The first JSON object in ``text`` that is a valid verdict, if any."""
-    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
     start = text.find("{")
     while start != -1:
         try:
-            obj, _ = decoder.raw_decode(text, start)
-        except ValueError:
+            obj, _ = strictjson.DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
             obj = None
         parsed = validate_verdict(obj) if obj is not None else None
         if isinstance(parsed, ParsedVerdict):
             return parsed
         start = text.find("{", start + 1)
     return None
-
-
-def _strict_loads(text: str) -> object:
-    """``json.loads`` that rejects duplicate keys and NaN/Infinity."""
-    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            # {"verdict": "pass", "verdict": "fail"} must not silently mean fail.
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _excerpt(text: str) -> str:

@@ -32,7 +32,7 @@ INVALID_TOOL_ARGUMENTS = [
     (json.dumps({"reasoning": "  ", "verdict": "pass"}), "no reasoning"),
     (json.dumps({"reasoning": 3, "verdict": "pass"}), "no reasoning"),
     (json.dumps({"reasoning": "ok", "verdict": "pass", "score": 1}), "unexpected keys: score"),
-    ('{"reasoning": "ok", "verdict": "fail", "verdict": "pass"}', "duplicate key"),
+    ('{"reasoning": "ok", "verdict": "fail", "verdict": "pass"}', "appears twice"),
     ('["pass"]', "not an object"),
     ("NaN", "not valid JSON"),
     ("", "not valid JSON"),
