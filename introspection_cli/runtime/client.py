@@ -1,4 +1,4 @@
-"""The runtime API over HTTP (httpx), with bounded retries.
+"""The runtime API over HTTP (httpx2, the client the model SDKs use), with bounded retries.
 
 Error policy (documented in docs/export.md):
 
@@ -11,7 +11,7 @@ Error policy (documented in docs/export.md):
   retrying will not help. Other 5xx and redirects → ServiceError (exit 3).
 * A 200 whose body is not the expected JSON shape → ServiceError (exit 3).
 
-The token lives only in the client's default headers. httpx errors are never
+The token lives only in the client's default headers. httpx2 errors are never
 chained into ours (their ``request`` carries those headers), and any text that
 comes back from the runtime is scrubbed of the token before it is shown.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
+import httpx2
 
 from introspection_cli import strictjson
 from introspection_cli.errors import ConfigError, ServiceError
@@ -115,7 +115,7 @@ class HttpRuntimeClient:
         self._token = credentials.token
         self._policy = policy or RetryPolicy()
         self._sleep = sleep
-        self._http = httpx.Client(
+        self._http = httpx2.Client(
             base_url=credentials.url,
             headers={"Authorization": f"Bearer {credentials.token}", "Accept": "application/json"},
             timeout=self._policy.timeout,
@@ -204,11 +204,11 @@ class HttpRuntimeClient:
     def _attempt(self, method: str, path: str, payload: object) -> dict[str, Any]:
         try:
             response = self._http.request(method, path, json=payload)
-        except httpx.TimeoutException:
+        except httpx2.TimeoutException:
             raise _Retry(f"did not answer within {self._policy.timeout:g}s") from None
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             raise _Retry(f"is unreachable ({type(exc).__name__})") from None
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying
+        except (httpx2.HTTPError, httpx2.InvalidURL) as exc:  # not worth retrying
             raise ServiceError(
                 f"the runtime at {self._url} failed on {method} {path} ({type(exc).__name__})"
             ) from None
@@ -233,7 +233,7 @@ class HttpRuntimeClient:
             f"the runtime at {self._url} failed on {method} {path} (HTTP {status}: {message})"
         )
 
-    def _decode(self, path: str, response: httpx.Response) -> dict[str, Any]:
+    def _decode(self, path: str, response: httpx2.Response) -> dict[str, Any]:
         try:
             body = strictjson.loads(response.content)
         except (ValueError, RecursionError):
@@ -249,7 +249,7 @@ class HttpRuntimeClient:
             "is the URL the introspection runtime's, and is it up to date?"
         )
 
-    def _runtime_message(self, response: httpx.Response) -> str:
+    def _runtime_message(self, response: httpx2.Response) -> str:
         """The runtime's own error message, short and scrubbed, for our messages."""
         try:
             body = response.json()

@@ -218,7 +218,7 @@ def test_the_cli_app_imports_no_http_client() -> None:
     import sys
 
     code = ("import sys, introspection_cli.cli.app; "
-            "print(sorted(m for m in ('httpx', 'platformdirs') if m in sys.modules))")
+            "print(sorted(m for m in ('httpx', 'httpx2', 'platformdirs') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert out.stdout.strip() == "[]"
