@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anthropic
@@ -11,12 +10,9 @@ from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ModelRequest,
     Provider,
-    ProviderAuthError,
-    ProviderBadResponse,
-    ProviderError,
-    ProviderServiceError,
     ProviderSettings,
 )
+from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
 
 _KEY_ENV = "ANTHROPIC_API_KEY"
 #: Messages requires ``max_tokens``; a verdict with its reasoning fits well inside this.
@@ -49,28 +45,10 @@ class AnthropicProvider(Provider):
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
         try:
             message = await self._messages.create(**_create_kwargs(request))
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-            raise ProviderAuthError(
-                f"the Anthropic endpoint {self.endpoint} rejected the API key "
-                f"(HTTP {exc.status_code}); check {_KEY_ENV}",
-                env_var=_KEY_ENV, status=exc.status_code) from exc
-        except anthropic.APIStatusError as exc:
-            raise ProviderServiceError(
-                f"HTTP {exc.status_code} from {self.endpoint} "
-                f"after {self._settings.max_retries} retries") from exc
-        except anthropic.APITimeoutError as exc:
-            raise ProviderServiceError(
-                f"no answer from {self.endpoint} within {self._settings.timeout:g} s "
-                f"after {self._settings.max_retries} retries") from exc
-        except anthropic.APIConnectionError as exc:
-            raise ProviderServiceError(
-                f"could not connect to {self.endpoint} "
-                f"after {self._settings.max_retries} retries") from exc
-        except (json.JSONDecodeError, anthropic.APIResponseValidationError) as exc:
-            raise ProviderBadResponse(
-                f"{self.endpoint} answered with a body that is not a message") from exc
-        except anthropic.AnthropicError as exc:
-            raise ProviderError(f"Anthropic client error: {type(exc).__name__}") from exc
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise wrap_sdk_error(exc, anthropic, vendor="Anthropic", endpoint=self.endpoint,
+                                 settings=self._settings, key_env=_KEY_ENV,
+                                 body_kind="message") from exc
         return _reply_from_message(message, request.tool_name)
 
     async def aclose(self) -> None:

@@ -11,12 +11,9 @@ from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ModelRequest,
     Provider,
-    ProviderAuthError,
-    ProviderBadResponse,
-    ProviderError,
-    ProviderServiceError,
     ProviderSettings,
 )
+from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
 
 _KEY_ENV = "OPENAI_API_KEY"
 
@@ -49,29 +46,10 @@ class OpenAIProvider(Provider):
             # 0.3 ms of CPU each, on the event loop); we read the JSON ourselves.
             raw = await self._raw_create(**_create_kwargs(request))
             completion = json.loads(raw.content)
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise ProviderAuthError(
-                f"the OpenAI endpoint {self.endpoint} rejected the API key "
-                f"(HTTP {exc.status_code}); check {_KEY_ENV}",
-                env_var=_KEY_ENV, status=exc.status_code) from exc
-        except openai.APIStatusError as exc:
-            raise ProviderServiceError(
-                f"HTTP {exc.status_code} from {self.endpoint} "
-                f"after {self._settings.max_retries} retries") from exc
-        except openai.APITimeoutError as exc:
-            raise ProviderServiceError(
-                f"no answer from {self.endpoint} within {self._settings.timeout:g} s "
-                f"after {self._settings.max_retries} retries") from exc
-        except openai.APIConnectionError as exc:
-            raise ProviderServiceError(
-                f"could not connect to {self.endpoint} "
-                f"after {self._settings.max_retries} retries") from exc
-        except (ValueError, openai.APIResponseValidationError) as exc:
-            # The SDK lets a 200 whose body is not JSON escape as a bare JSONDecodeError.
-            raise ProviderBadResponse(
-                f"{self.endpoint} answered with a body that is not a chat completion") from exc
-        except openai.OpenAIError as exc:
-            raise ProviderError(f"OpenAI client error: {type(exc).__name__}") from exc
+        except (openai.OpenAIError, ValueError) as exc:
+            raise wrap_sdk_error(exc, openai, vendor="OpenAI", endpoint=self.endpoint,
+                                 settings=self._settings, key_env=_KEY_ENV,
+                                 body_kind="chat completion") from exc
         return _reply_from_completion(completion)
 
     async def aclose(self) -> None:
