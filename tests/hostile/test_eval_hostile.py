@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.evaluation.conftest import SENTINEL_KEY, fixture_row, write_recipe
+from tests.evaluation.conftest import SENTINEL_KEY, UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
 from tests.hostile.harness import run_cli_measured, snapshot_tree
 
@@ -31,15 +31,6 @@ instructions: |
   Return pass when the agent helped, fail otherwise, not_applicable when nothing to grade.
 """
 
-INJECTION_JUDGE = """\
-name: helpful
-description: Was the agent helpful
-llm:
-  provider: {provider}
-  model: stub-model
-instructions: |
-  Return pass when the agent helped, fail when not, not_applicable when nothing to grade.
-"""
 
 OPEN, CLOSE = "[BEGIN EVALUATED MATERIAL: conversation]", "[END EVALUATED MATERIAL]"
 
@@ -89,7 +80,7 @@ def test_adversarial_conversations_reach_the_model_fenced_and_literal(tmp_path: 
                                        "input": {"q": text}, "output": text},
                                       {"type": "feedback", "rating": text, "comment": text}])
             for i, text in enumerate(INJECTIONS)]
-    root = write_recipe(tmp_path / "r", {"helpful": (INJECTION_JUDGE, rows)})
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, rows)})
     with StubModelServer(api_key=SENTINEL_KEY) as stub:
         code, report = _eval(root, stub, tmp_path)
         users = [request.user_text for request in stub.requests]
