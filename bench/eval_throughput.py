@@ -37,8 +37,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _timing import BenchResult, bench_env, table  # noqa: E402
 
-from introspection_cli.fixture import snapshot_hash  # noqa: E402
 from tests.evaluation.stub_model_server import StubModelServer  # noqa: E402
+from tests.fixture.rowmaker import fixture_envelope  # noqa: E402
 
 ROWS = 400
 LATENCY = 0.1
@@ -95,14 +95,9 @@ def make_recipe(root: Path) -> Path:
         judge_input = {"conversation_id": f"conv_{i:04d}", "events": [
             {"type": "message", "role": "user", "text": f"Question {i}: where is my order?"},
             {"type": "message", "role": "assistant", "text": f"Order {i} ships tomorrow."}]}
-        lines.append(json.dumps({
-            "schema_version": 1, "record_type": "judge_fixture", "ok": True,
-            "engine": {"version": "2026.11.2", "protocol_version": 1, "contract_version": 1},
-            "source": {"conversation_id": f"conv_{i:04d}",
-                       "runtime_url": "https://runtime.example",
-                       "exported_at": "2026-11-20T10:04:11Z"},
-            "judge_input": judge_input, "snapshot_hash": snapshot_hash(judge_input),
-            "expected": "pass", "split": ("train", "dev", "test", None)[i % 4]}))
+        lines.append(json.dumps(fixture_envelope(
+            judge_input, expected="pass", split=("train", "dev", "test", None)[i % 4],
+            runtime_url="https://runtime.example")))
     (root / "judges" / "helpful.calibration.jsonl").write_text("\n".join(lines) + "\n",
                                                                encoding="utf-8")
     return root

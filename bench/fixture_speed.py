@@ -25,9 +25,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _timing import BenchResult, table
 
-from introspection_cli.fixture import snapshot_hash, verify_calibration_file
+from introspection_cli.fixture import verify_calibration_file
+from tests.fixture.rowmaker import fixture_envelope
 
 _TOPICS = ("a duplicate charge", "a refund for order {n}", "invoice INV-{n}", "a failed payment",
            "changing the billing address", "a VAT number on invoice INV-{n}")
@@ -66,15 +68,11 @@ def make_row(index: int, rng: random.Random) -> dict[str, object]:
          "comment": "quick and clear, thanks", "id": "ev_7", "at": "2026-11-20T10:02:00Z"},
     ]
     judge_input = {"conversation_id": conversation_id, "events": events}
-    return {"schema_version": 1, "record_type": "judge_fixture", "ok": True,
-            "engine": {"version": "2026.11.2", "protocol_version": 1, "contract_version": 1},
-            "source": {"conversation_id": conversation_id, "deployment_id": "dep_bench",
-                       "recipe": "customer-support",
-                       "runtime_url": "https://runtime.example.invalid",
-                       "exported_at": "2026-11-20T10:04:11Z"},
-            "judge_input": judge_input, "snapshot_hash": snapshot_hash(judge_input),
-            "expected": rng.choice(["pass", "fail", "not_applicable"]),
-            "split": rng.choice(["train", "dev", "test", None])}
+    return fixture_envelope(judge_input,
+                            expected=rng.choice(["pass", "fail", "not_applicable"]),
+                            split=rng.choice(["train", "dev", "test", None]),
+                            source_extra={"deployment_id": "dep_bench",
+                                          "recipe": "customer-support"})
 
 
 def write_file(path: Path, rows: int) -> None:

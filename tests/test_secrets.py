@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from introspection_cli.fixture import snapshot_hash
 from tests.conftest import run_cli
 from tests.evaluation.stub_model_server import StubModelServer
+from tests.fixture.rowmaker import fixture_envelope
 from tests.runtime.stub_runtime import StubRuntime, json_reply
 
 # Characters that URL-encoding and base64 change, so each form is a distinct search.
@@ -91,12 +91,8 @@ def row(conversation_id: str, text: str, expected: str, split: str | None) -> di
     judge_input = {"conversation_id": conversation_id,
                    "events": [{"type": "message", "role": "user", "text": text},
                               {"type": "message", "role": "assistant", "text": "Looking."}]}
-    return {"schema_version": 1, "record_type": "judge_fixture", "ok": True,
-            "engine": {"version": "2026.11.2", "protocol_version": 1, "contract_version": 1},
-            "source": {"conversation_id": conversation_id, "runtime_url": "https://rt.example",
-                       "exported_at": "2026-11-20T10:04:11Z"},
-            "judge_input": judge_input, "snapshot_hash": snapshot_hash(judge_input),
-            "expected": expected, "split": split}
+    return fixture_envelope(judge_input, expected=expected, split=split,
+                            runtime_url="https://rt.example")
 
 
 def write_recipe(root: Path, texts: list[tuple[str, str]]) -> Path:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from introspection_cli.fixture import snapshot_hash
 from introspection_cli.recipe.model import Judge, LlmConfig, Matcher, Recipe, ValueMatcher
 from tests.evaluation.stub_model_server import StubModelServer
+from tests.fixture.rowmaker import fixture_envelope
 
 #: A key that must never show up in any output, report, log or cache file.
 SENTINEL_KEY = "sk-SENTINEL-7f3a9c-do-not-leak"
@@ -52,16 +52,8 @@ def fixture_row(conversation_id: str, user_text: str, *, expected: str | None = 
                    {"type": "message", "role": "assistant", "text": "Let me look into that."},
                    *extra_events],
     }
-    return {
-        "schema_version": 1, "record_type": "judge_fixture", "ok": True,
-        "engine": {"version": "2026.11.2", "protocol_version": 1, "contract_version": 1},
-        "source": {"conversation_id": conversation_id, "runtime_url": "https://runtime.example",
-                   "exported_at": "2026-11-20T10:04:11Z"},
-        "judge_input": judge_input,
-        "snapshot_hash": snapshot_hash(judge_input),
-        "expected": expected,
-        "split": split,
-    }
+    return fixture_envelope(judge_input, expected=expected, split=split,
+                            runtime_url="https://runtime.example")
 
 
 def write_recipe(root: Path, judges: dict[str, tuple[str, Sequence[dict[str, Any] | str]]],

@@ -21,7 +21,7 @@ from typing import Any
 
 import rfc8785
 
-ENGINE = {"version": "2026.11.2", "protocol_version": 1, "contract_version": 1}
+from tests.fixture.rowmaker import fixture_envelope
 
 
 def snapshot_hash(judge_input: Any) -> str:
@@ -45,19 +45,11 @@ def judge_input_for(conversation_id: str) -> dict[str, Any]:
 def make_fixture(conversation_id: str, runtime_url: str) -> dict[str, Any]:
     """A judge_fixture row exactly as the runtime exports it (SPEC §2.1)."""
     judge_input = judge_input_for(conversation_id)
-    return {
-        "schema_version": 1,
-        "record_type": "judge_fixture",
-        "ok": True,
-        "engine": dict(ENGINE),
-        "source": {"conversation_id": conversation_id, "deployment_id": "dep_7f3a",
-                   "recipe": "customer-support", "runtime_url": runtime_url,
-                   "exported_at": "2026-11-20T10:04:11Z"},
-        "judge_input": judge_input,
-        "snapshot_hash": snapshot_hash(judge_input),
-        "expected": None,
-        "split": None,
-    }
+    # The stub hashes with its own rfc8785 call, independent of the CLI's fast path.
+    return fixture_envelope(judge_input, runtime_url=runtime_url,
+                            source_extra={"deployment_id": "dep_7f3a",
+                                          "recipe": "customer-support"},
+                            snapshot=snapshot_hash(judge_input))
 
 
 @dataclass
