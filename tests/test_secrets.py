@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE
 from tests.evaluation.stub_model_server import StubModelServer
 from tests.fixture.rowmaker import fixture_envelope
 from tests.runtime.stub_runtime import StubRuntime, json_reply
@@ -39,29 +40,8 @@ WRONG_TOKEN = "itk_SENTINEL+wrong/token=4e8d"
 SENTINELS = (OPENAI_KEY, ANTHROPIC_KEY, WRONG_KEY, TOKEN, WRONG_TOKEN)
 
 JUDGES = {
-    "billing": ("openai", """\
-name: billing
-description: Handles billing requests
-on:
-  - event: message
-    match:
-      role: user
-      text: /refund|invoice/i
-llm:
-  provider: openai
-  model: stub-model
-instructions: |
-  Return pass when the agent handles the billing request, not_applicable otherwise.
-"""),
-    "helpful": ("anthropic", """\
-name: helpful
-description: Was the agent helpful
-llm:
-  provider: anthropic
-  model: stub-model
-instructions: |
-  Return pass when the agent helped, fail when not, not_applicable when nothing to grade.
-"""),
+    "billing": ("openai", GATED_JUDGE.format(provider="openai")),
+    "helpful": ("anthropic", UNGATED_JUDGE.format(provider="anthropic")),
 }
 
 
