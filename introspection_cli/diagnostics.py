@@ -29,6 +29,24 @@ class Diagnostic:
     message: str
     hint: str | None = None
 
+    @property
+    def location(self) -> str:
+        """``path:line:col``, leaving out what is unknown."""
+        if self.line is None:
+            return self.path
+        if self.column is None:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def format_line(self, *, severity: str | None = None, hint: bool = True) -> str:
+        """``path:line:col: severity[code] message (hint)``, the text form of every command.
+
+        ``severity`` replaces the severity's text (a reporter's coloured version).
+        """
+        shown = severity if severity is not None else self.severity.value
+        suffix = f" ({self.hint})" if hint and self.hint else ""
+        return f"{self.location}: {shown}[{self.code}] {self.message}{suffix}"
+
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line or 0, self.column or 0, self.code)
 

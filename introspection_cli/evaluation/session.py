@@ -93,18 +93,10 @@ def load_valid_recipe(path: Path) -> Recipe:
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR),
                     key=Diagnostic.sort_key)
     if errors:
-        listing = "\n".join(format_diagnostic(d) for d in errors)
+        listing = "\n".join(d.format_line(hint=False) for d in errors)
         raise DataError(f"the recipe {path} has {len(errors)} error(s); fix them "
                         f"(`introspection check {path}`) before evaluating:\n{listing}")
     return recipe
-
-
-def format_diagnostic(diagnostic: Diagnostic) -> str:
-    """``path:line:col: severity[code] message``."""
-    location = ":".join(str(part) for part in (diagnostic.path, diagnostic.line, diagnostic.column)
-                        if part is not None)
-    return (f"{location}: {diagnostic.severity.value}[{diagnostic.code}] "
-            f"{diagnostic.message}")
 
 
 def _rejection_problems(judges: Sequence[Any]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from introspection_cli.diagnostics import Diagnostic, Severity
+from introspection_cli.diagnostics import Severity
 from introspection_cli.recipe.checker import RecipeResult
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m"}
@@ -22,25 +22,13 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _location(d: Diagnostic) -> str:
-    parts = [d.path]
-    if d.line is not None:
-        parts.append(str(d.line))
-        if d.column is not None:
-            parts.append(str(d.column))
-    return ":".join(parts)
-
-
 def render_text(results: Sequence[RecipeResult], *, color: bool = False) -> str:
     """``path:line:col: severity[code] message (hint)`` lines, then a one-line summary."""
     lines = []
     for result in results:
         for d in result.diagnostics:
-            severity = d.severity.value
-            if color:
-                severity = f"{_COLORS[d.severity]}{severity}{_RESET}"
-            hint = f" ({d.hint})" if d.hint else ""
-            lines.append(f"{_location(d)}: {severity}[{d.code}] {d.message}{hint}")
+            severity = f"{_COLORS[d.severity]}{d.severity.value}{_RESET}" if color else None
+            lines.append(d.format_line(severity=severity))
     errors, warnings = _counts(results)
     names = ", ".join(r.display for r in results)
     checked = f"Checked {_plural(len(results), 'recipe')} ({names})"
