@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from enum import StrEnum
 from typing import Annotated
 
 import typer
 
+from introspection_cli.cli.terminal import stream_wants_color
+
 
 class CheckFormat(StrEnum):
     text = "text"
     json = "json"
     github = "github"
-
-
-def stream_wants_color(stream: object) -> bool:
-    """Colour only on a terminal, never with NO_COLOR set or TERM=dumb."""
-    isatty = getattr(stream, "isatty", None)
-    return (bool(isatty and isatty()) and "NO_COLOR" not in os.environ
-            and os.environ.get("TERM") != "dumb")
 
 
 def check(

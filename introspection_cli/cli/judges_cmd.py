@@ -7,12 +7,13 @@ command, so ``introspection check`` never loads Jinja2 or the model SDKs).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from introspection_cli.cli.terminal import stream_wants_color
 
 app = typer.Typer(help="Run judges over their calibration data.", no_args_is_help=True)
 
@@ -81,7 +82,7 @@ def eval_command(
     settings = ReportSettings(
         fmt=check_report_format(fmt), output=output, baseline=baseline,
         min_agreement=min_agreement, min_kappa=min_kappa, threshold_split=threshold_split,
-        color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+        color=stream_wants_color(sys.stdout))
     progress = _StderrProgress() if sys.stderr.isatty() else None
     try:
         result = evaluate_recipe(recipe, options, settings, progress=progress)
