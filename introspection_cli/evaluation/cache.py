@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from introspection_cli.errors import ConfigError
-from introspection_cli.evaluation.providers.interface import ModelRequest
+from introspection_cli.evaluation.providers.interface import ModelRequest, without_userinfo
 from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, validate_verdict
 from introspection_cli.fixture.canonical import canonical_json
 
@@ -54,7 +54,7 @@ def cache_key(*, provider: str, endpoint: str, request: ModelRequest, sample: in
     material = {
         "v": KEY_VERSION,
         "provider": provider,
-        "endpoint": endpoint,
+        "endpoint": without_userinfo(endpoint),  # credentials in a URL are not an identity
         "model": request.model,
         "parameters": {"temperature": request.temperature,
                        "max_output_tokens": request.max_output_tokens},

@@ -15,7 +15,7 @@ from introspection_cli.errors import DataError, UsageError
 from introspection_cli.evaluation.gate import GateResult, GateTimeout, evaluate_gate
 from introspection_cli.evaluation.outcomes import RejectedRow, Verdict
 from introspection_cli.evaluation.prompts.render import render_prompt
-from introspection_cli.evaluation.providers.interface import ModelRequest
+from introspection_cli.evaluation.providers import TAKES_TEMPERATURE, ModelRequest
 from introspection_cli.evaluation.verdict import (
     VERDICT_TOOL_DESCRIPTION,
     VERDICT_TOOL_NAME,
@@ -63,7 +63,17 @@ class JudgePlan:
         """The exact request for a row that calls the model."""
         if row.judge_input is None or row.gate is None:
             raise ValueError(f"row {row.line} makes no model call")
-        return build_request(self.judge, self.model, row.judge_input, row.gate)
+        return build_request(self.judge, self.provider, self.model, row.judge_input, row.gate)
+
+    @property
+    def ignored_temperature(self) -> str | None:
+        """Why the judge's ``llm.temperature`` is not sent, or ``None`` when it is (or unset)."""
+        temperature = self.judge.llm.temperature
+        if temperature is None or self.provider in TAKES_TEMPERATURE:
+            return None
+        return (f"judge {self.judge.name} sets llm.temperature {temperature:g}, which the "
+                f"{self.provider} provider does not send (its API takes no sampling "
+                "parameters); it has no effect on this run")
 
 
 def select_judges(recipe: Recipe, names: Sequence[str]) -> list[Judge]:
@@ -138,9 +148,13 @@ def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,
     return replace(base, judge_input=judge_input, gate=gate)
 
 
-def build_request(judge: Judge, model: str, judge_input: Mapping[str, Any],
+def build_request(judge: Judge, provider: str, model: str, judge_input: Mapping[str, Any],
                   gate: GateResult) -> ModelRequest:
-    """The exact request for one row: rendered messages, the verdict tool, the llm params."""
+    """The exact request for one row: rendered messages, the verdict tool, the llm params.
+
+    The temperature is left out for a provider that does not take one, so the cache
+    key and ``judges render`` describe what is actually sent.
+    """
     prompt = render_prompt(judge, judge_input, gate)
     return ModelRequest(
         model=model,
@@ -149,7 +163,7 @@ def build_request(judge: Judge, model: str, judge_input: Mapping[str, Any],
         tool_name=VERDICT_TOOL_NAME,
         tool_description=VERDICT_TOOL_DESCRIPTION,
         tool_schema=VERDICT_TOOL_SCHEMA,
-        temperature=judge.llm.temperature,
+        temperature=judge.llm.temperature if provider in TAKES_TEMPERATURE else None,
         max_output_tokens=judge.llm.max_output_tokens,
     )
 

@@ -54,7 +54,8 @@ def prompt_for_line(recipe_path: Path, judge_name: str, line: int) -> RowPrompt:
                              "the judge's gate matches no event in this conversation: "
                              "the row is `gated` and no call would be made")
         return RowPrompt(judge_name, line,
-                         build_request(judge, judge.llm.model, result.row.judge_input, gate))
+                         build_request(judge, judge.llm.provider, judge.llm.model,
+                                       result.row.judge_input, gate))
     raise UsageError(f"{judge.calibration_path} has no line {line}")
 
 

@@ -74,6 +74,8 @@ class EvalResult:
     #: Rows whose outcome is an error because the provider failed after retries.
     service_failures: int = 0
     cache_write_failures: int = 0
+    #: Things the user should know that do not change the exit code, one line each.
+    warnings: tuple[str, ...] = ()
 
 
 def run_eval(recipe: Recipe, options: EvalOptions, *,
@@ -96,8 +98,9 @@ def run_eval(recipe: Recipe, options: EvalOptions, *,
     finally:
         if cache is not None:
             cache.close()
+    warnings = tuple(plan.ignored_temperature for plan in plans if plan.ignored_temperature)
     return EvalResult(run, execution.service_failures,
-                      cache.write_failures if cache is not None else 0)
+                      cache.write_failures if cache is not None else 0, warnings)
 
 
 def _check_options(options: EvalOptions) -> None:
@@ -107,7 +110,7 @@ def _check_options(options: EvalOptions) -> None:
         raise UsageError("--concurrency must be at least 1")
     if options.max_retries < 0:
         raise UsageError("--max-retries must be 0 or more")
-    if options.timeout <= 0:
+    if not (0 < options.timeout < float("inf")):  # NaN fails this too
         raise UsageError("--timeout must be a positive number of seconds")
     if options.provider is not None and options.provider not in API_KEY_ENV:
         raise UsageError(f"unknown provider {options.provider!r}: use openai or anthropic")

@@ -11,6 +11,8 @@ instead of the report.
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,17 +60,22 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
 
     recipe = load_valid_recipe(path)
     # Check everything that can fail cheaply before any model call costs money.
-    if settings.threshold_split not in SPLITS:
-        raise UsageError(f"unknown --threshold-split {settings.threshold_split!r}; "
-                         f"use one of: {', '.join(SPLITS)}")
+    _check_settings(settings)
     baseline = load_baseline(settings.baseline) if settings.baseline is not None else None
     result = run_eval(recipe, options, progress=progress)
     report = build_report(result.run)
+    problems: list[str] = []
+    output_failed = False
     if settings.output is not None:
-        write_report(settings.output, report)
+        try:
+            write_report(settings.output, report)
+        except OSError as exc:  # checked before the run, so it changed meanwhile
+            output_failed = True
+            problems.append(f"cannot write --output {settings.output} "
+                            f"({exc.strerror or type(exc).__name__}); the report is on "
+                            "stdout only")
     comparison = compare_with_baseline(report, baseline) if baseline is not None else None
     stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
-    problems: list[str] = []
     if result.service_failures:
         problems.append(f"{result.service_failures} row(s) failed at the model provider after "
                         "retries and are errors in the report; rerun to retry them "
@@ -76,10 +83,12 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     problems += _rejection_problems(result.run.judges)
     problems += threshold_failures(report, min_agreement=settings.min_agreement,
                                    min_kappa=settings.min_kappa, split=settings.threshold_split)
+    problems += [f"warning: {warning}" for warning in result.warnings]
     if result.cache_write_failures:
         problems.append(f"warning: {result.cache_write_failures} verdict(s) could not be "
                         "written to the cache")
-    exit_code = (ExitCode.SERVICE if result.service_failures
+    exit_code = (ExitCode.USAGE if output_failed
+                 else ExitCode.SERVICE if result.service_failures
                  else ExitCode.PROBLEMS if any(not p.startswith("warning:") for p in problems)
                  else ExitCode.OK)
     return EvalCommandResult(stdout, exit_code, tuple(problems), report)
@@ -99,11 +108,44 @@ def load_valid_recipe(path: Path) -> Recipe:
     return recipe
 
 
+def _check_settings(settings: ReportSettings) -> None:
+    """Reject thresholds and an --output path that cannot work, before any call."""
+    if settings.threshold_split not in SPLITS:
+        raise UsageError(f"unknown --threshold-split {settings.threshold_split!r}; "
+                         f"use one of: {', '.join(SPLITS)}")
+    # NaN passes every range check and no statistic is ever below it: a gate that never shuts.
+    for flag, value in (("--min-agreement", settings.min_agreement),
+                        ("--min-kappa", settings.min_kappa)):
+        if value is not None and not math.isfinite(value):
+            raise UsageError(f"{flag} {value} is not a number; pass a value like 0.8")
+    if settings.output is not None:
+        check_output_path(settings.output, flag="--output")
+
+
+def check_output_path(path: Path, *, flag: str) -> None:
+    """Refuse a path a report cannot be written to (a directory, a missing or read-only
+    directory), so a run never ends with its results unwritable."""
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a directory; pass a file name")
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise UsageError(f"{flag} {path}: the directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: the directory {directory} is not writable")
+    if path.exists() and not os.access(path, os.W_OK) and not path.is_symlink():
+        raise UsageError(f"{flag} {path} is not writable")
+
+
 def _rejection_problems(judges: Sequence[Any]) -> list[str]:
-    return [f"judge {judge.name}: {len(judge.rejected)} calibration row(s) rejected "
-            f"(lines {', '.join(str(r.line) for r in judge.rejected[:10])}"
-            f"{', ...' if len(judge.rejected) > 10 else ''}); they are listed in the report"
-            for judge in judges if judge.rejected]
+    problems = []
+    for judge in judges:
+        lines = sorted({rejected.line for rejected in judge.rejected})  # a row may have several
+        if lines:
+            problems.append(
+                f"judge {judge.name}: {len(lines)} calibration row(s) rejected (lines "
+                f"{', '.join(str(line) for line in lines[:10])}{', ...' if len(lines) > 10 else ''}"
+                "); they are listed in the report")
+    return problems
 
 
 def check_report_format(fmt: str) -> str:

@@ -60,6 +60,11 @@ def parse_reply(reply: ModelReply) -> ParsedVerdict | InvalidReply:
     """Validate the forced tool call; without one, accept a valid JSON object in the text."""
     if reply.tool_arguments is not None:
         return _parse_tool_arguments(reply.tool_arguments, reply.stop_reason)
+    if reply.other_tool is not None:
+        # The tool was forced: a reply calling another one did not follow the request,
+        # whatever its text says.
+        return InvalidReply(f"the model called the tool {_excerpt(reply.other_tool)} "
+                            f"instead of {VERDICT_TOOL_NAME}")
     if reply.refusal:
         return InvalidReply(f"the model refused: {_excerpt(reply.refusal)}")
     if reply.text:

@@ -173,21 +173,33 @@ _CONTENT_FAULTS: dict[str, Callable[[str], StubReply]] = {
                                       headers={"content-type": "application/json"}),
     "refusal": lambda api: StubReply(body=refusal_reply(api)),
     "empty-choices": lambda api: StubReply(body=empty_reply(api)),
+    "other-tool": lambda api: StubReply(body=tool_reply(api, _args("pass"), name="other_tool")),
+    "bad-usage": lambda api: StubReply(body={**tool_reply(api, _args("pass")),
+                                             "usage": _bad_usage(api)}),
 }
 
 
-def tool_reply(api: str, arguments: str, *, finish: str | None = None) -> dict[str, Any]:
-    """A reply whose forced tool call carries ``arguments`` (a JSON text, maybe broken)."""
+def _bad_usage(api: str) -> dict[str, Any]:
+    """Usage counts a misbehaving server might send: a string, a negative, a fraction."""
+    if api == "openai":
+        return {"prompt_tokens": "100", "completion_tokens": -5, "total_tokens": 2.5}
+    return {"input_tokens": "100", "output_tokens": 2.5}
+
+
+def tool_reply(api: str, arguments: str, *, finish: str | None = None,
+               name: str = "submit_verdict") -> dict[str, Any]:
+    """A reply whose tool call (the forced one unless ``name`` says otherwise) carries
+    ``arguments`` (a JSON text, maybe broken)."""
     if api == "openai":
         message = {"role": "assistant", "content": None, "tool_calls": [{
             "id": "call_1", "type": "function",
-            "function": {"name": "submit_verdict", "arguments": arguments}}]}
+            "function": {"name": name, "arguments": arguments}}]}
         return _chat(message, finish or "tool_calls")
     try:
         tool_input: Any = json.loads(arguments)
     except ValueError:
         tool_input = arguments  # a misbehaving server: a string where a dict belongs
-    return _message([{"type": "tool_use", "id": "toolu_1", "name": "submit_verdict",
+    return _message([{"type": "tool_use", "id": "toolu_1", "name": name,
                       "input": tool_input}], finish or "tool_use")
 
 

@@ -28,6 +28,7 @@ from introspection_cli.evaluation.providers.interface import (
 __all__ = [
     "API_KEY_ENV",
     "BASE_URL_ENV",
+    "TAKES_TEMPERATURE",
     "ChatMessage",
     "ModelReply",
     "ModelRequest",
@@ -45,6 +46,10 @@ __all__ = [
 API_KEY_ENV: Mapping[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 #: The environment variable pointing each provider at a compatible server.
 BASE_URL_ENV: Mapping[str, str] = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+#: Providers whose API takes a sampling temperature. Anthropic's Messages API removed
+#: sampling parameters in API version 2026-10-21, and the anthropic SDK 2.x that sends it
+#: has no ``temperature`` argument: a judge's temperature is not sent there.
+TAKES_TEMPERATURE: frozenset[str] = frozenset({"openai"})
 _DEFAULT_ENDPOINT: Mapping[str, str] = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",

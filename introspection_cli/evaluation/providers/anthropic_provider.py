@@ -11,6 +11,8 @@ from introspection_cli.evaluation.providers.interface import (
     ModelRequest,
     Provider,
     ProviderSettings,
+    token_count,
+    without_userinfo,
 )
 from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
 
@@ -39,7 +41,7 @@ class AnthropicProvider(Provider):
 
     @property
     def endpoint(self) -> str:
-        return str(self._client.base_url).rstrip("/")
+        return without_userinfo(str(self._client.base_url).rstrip("/"))
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
@@ -68,8 +70,8 @@ def _create_kwargs(request: ModelRequest) -> dict[str, Any]:
         }],
         "tool_choice": {"type": "tool", "name": request.tool_name},
     }
-    if request.temperature is not None:
-        kwargs["temperature"] = request.temperature
+    # No temperature: the Messages API no longer takes sampling parameters (the plan
+    # never puts one in an anthropic request; see providers.TAKES_TEMPERATURE).
     return kwargs
 
 
@@ -77,11 +79,16 @@ def _reply_from_message(message: Any, tool_name: str) -> ModelReply:
     """Pull the tool input and text out of a message, tolerating missing parts."""
     usage = getattr(message, "usage", None)
     arguments: object | None = None
+    other_tool: str | None = None
     texts: list[str] = []
     for block in getattr(message, "content", None) or []:
         kind = getattr(block, "type", None)
-        if kind == "tool_use" and arguments is None and getattr(block, "name", None) == tool_name:
-            arguments = getattr(block, "input", None)
+        if kind == "tool_use" and arguments is None:
+            name = getattr(block, "name", None)
+            if name == tool_name:
+                arguments = getattr(block, "input", None)
+            elif other_tool is None:
+                other_tool = str(name)
         elif kind == "text":
             texts.append(getattr(block, "text", "") or "")
     stop_reason = getattr(message, "stop_reason", None)
@@ -90,6 +97,7 @@ def _reply_from_message(message: Any, tool_name: str) -> ModelReply:
         text="\n".join(texts) if texts else None,
         refusal="the model refused to answer" if stop_reason == "refusal" else None,
         stop_reason=stop_reason,
-        input_tokens=getattr(usage, "input_tokens", None) or 0,
-        output_tokens=getattr(usage, "output_tokens", None) or 0,
+        input_tokens=token_count(getattr(usage, "input_tokens", None)),
+        output_tokens=token_count(getattr(usage, "output_tokens", None)),
+        other_tool=None if arguments is not None else other_tool,
     )

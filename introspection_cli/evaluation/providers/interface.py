@@ -13,6 +13,7 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 Role = Literal["system", "user"]
 
@@ -44,7 +45,8 @@ class ModelReply:
     ``tool_arguments`` is the forced tool's arguments as the server sent them
     (a JSON string from OpenAI, usually a dict from Anthropic, anything from a
     misbehaving server); ``None`` when the reply carried no tool call. ``text``
-    is the text content, if any; ``refusal`` a refusal message, if any.
+    is the text content, if any; ``refusal`` a refusal message, if any;
+    ``other_tool`` the name of a tool the model called instead of the forced one.
     """
 
     tool_arguments: object | None
@@ -53,6 +55,13 @@ class ModelReply:
     stop_reason: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    other_tool: str | None = None
+
+
+def token_count(value: object) -> int:
+    """A usage count from a reply: a non-negative integer, else 0 (a server may send
+    anything there, and the report's usage counts are integers >= 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 class ProviderError(Exception):
@@ -105,5 +114,21 @@ class ProviderSettings:
     timeout: float
 
     def __repr__(self) -> str:  # keep the key out of any repr, log or traceback
-        return (f"ProviderSettings(api_key='***', base_url={self.base_url!r}, "
+        base_url = None if self.base_url is None else without_userinfo(self.base_url)
+        return (f"ProviderSettings(api_key='***', base_url={base_url!r}, "
                 f"max_retries={self.max_retries}, timeout={self.timeout})")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without a ``user:password@`` part, for messages and cache keys.
+
+    A base URL may carry credentials (``https://user:secret@proxy.example/v1``);
+    they are sent, but never shown, logged, reported or cached.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not parseable as a URL: keep at most what follows an "@"
+        return url.rpartition("@")[2]
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

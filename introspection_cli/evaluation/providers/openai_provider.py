@@ -12,6 +12,8 @@ from introspection_cli.evaluation.providers.interface import (
     ModelRequest,
     Provider,
     ProviderSettings,
+    token_count,
+    without_userinfo,
 )
 from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
 
@@ -37,7 +39,7 @@ class OpenAIProvider(Provider):
 
     @property
     def endpoint(self) -> str:
-        return str(self._client.base_url).rstrip("/")
+        return without_userinfo(str(self._client.base_url).rstrip("/"))
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
@@ -50,7 +52,7 @@ class OpenAIProvider(Provider):
             raise wrap_sdk_error(exc, openai, vendor="OpenAI", endpoint=self.endpoint,
                                  settings=self._settings, key_env=_KEY_ENV,
                                  body_kind="chat completion") from exc
-        return _reply_from_completion(completion)
+        return _reply_from_completion(completion, request.tool_name)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -85,15 +87,11 @@ def _get(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _reply_from_completion(completion: Any) -> ModelReply:
+def _reply_from_completion(completion: Any, tool_name: str) -> ModelReply:
     """Pull the tool arguments and text out of a completion body, tolerating missing parts."""
     usage = _get(completion, "usage")
-    tokens_in = _count(_get(usage, "prompt_tokens"))
-    tokens_out = _count(_get(usage, "completion_tokens"))
+    tokens_in = token_count(_get(usage, "prompt_tokens"))
+    tokens_out = token_count(_get(usage, "completion_tokens"))
     choices = _get(completion, "choices")
     if not isinstance(choices, list) or not choices:
         return ModelReply(None, None, stop_reason="no choices in the reply",
@@ -102,11 +100,15 @@ def _reply_from_completion(completion: Any) -> ModelReply:
     message = _get(choice, "message")
     tool_calls = _get(message, "tool_calls")
     arguments: object | None = None
+    other_tool: str | None = None
     for call in tool_calls if isinstance(tool_calls, list) else ():
         function = _get(call, "function")
-        if isinstance(function, dict):
+        name = _get(function, "name")
+        if name == tool_name:
             arguments = function.get("arguments")
             break
+        if other_tool is None and isinstance(function, dict):
+            other_tool = str(name)
     text, refusal = _get(message, "content"), _get(message, "refusal")
     stop = _get(choice, "finish_reason")
     return ModelReply(
@@ -116,4 +118,5 @@ def _reply_from_completion(completion: Any) -> ModelReply:
         stop_reason=stop if isinstance(stop, str) else None,
         input_tokens=tokens_in,
         output_tokens=tokens_out,
+        other_tool=None if arguments is not None else other_tool,
     )
