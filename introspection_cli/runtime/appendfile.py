@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import DataError, UsageError
-from introspection_cli.fixture import parse_fixture_line, verify_fixture
+from introspection_cli.fixture import line_conversation_id, parse_fixture_line, verify_fixture
 from introspection_cli.fsutil import atomic_write_bytes
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
@@ -66,11 +66,11 @@ def _scan(path: Path, content: bytes) -> ExistingFile:
         row, rejections = parse_fixture_line(line, number)
         if row is not None:
             rejections = rejections + verify_fixture(row, number)
-            for conversation_id in _conversation_ids(row):
-                if conversation_id in ids:
-                    warnings.append(f"{path}:{number}: conversation {conversation_id} "
-                                    "appears on more than one line")
-                ids.add(conversation_id)
+        for conversation_id in _conversation_ids(line, row):
+            if conversation_id in ids:
+                warnings.append(f"{path}:{number}: conversation {conversation_id} "
+                                "appears on more than one line")
+            ids.add(conversation_id)
         for rejection in rejections:
             if rejection.code not in _IGNORED_ON_EXPORT:
                 warnings.append(f"{path}:{number}: [{rejection.code}] {rejection.message} "
@@ -80,13 +80,23 @@ def _scan(path: Path, content: bytes) -> ExistingFile:
                         row_count=rows, newline=newline, warnings=warnings)
 
 
-def _conversation_ids(row: dict[str, object]) -> set[str]:
-    """Both places a row names its conversation: either one counts as already present."""
+def _conversation_ids(line: bytes, row: dict[str, object] | None) -> set[str]:
+    """Every conversation a line names; each one counts as already present.
+
+    The id ``check`` gives the line (:func:`line_conversation_id`, which also
+    reads a line that does not parse, such as one with a repeated key), plus
+    both ids of a row that parses. Re-exporting a conversation whose row is
+    broken would make ``check`` report both lines as duplicates.
+    """
     found: set[str] = set()
-    for section in ("source", "judge_input"):
-        value = row.get(section)
-        if isinstance(value, dict) and isinstance(value.get("conversation_id"), str):
-            found.add(value["conversation_id"])
+    named = line_conversation_id(line.rstrip(b"\r"))
+    if named is not None:
+        found.add(named)
+    if row is not None:
+        for section in ("source", "judge_input"):
+            value = row.get(section)
+            if isinstance(value, dict) and isinstance(value.get("conversation_id"), str):
+                found.add(value["conversation_id"])
     return found
 
 

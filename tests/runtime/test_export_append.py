@@ -198,3 +198,33 @@ def test_export_append_then_check_passes(logged_in: Cli, runtime: StubRuntime) -
     assert len(target.read_bytes().splitlines()) == 4
     assert check.exit_code == 0, check.out
     assert json.loads(check.out)["summary"]["errors"] == 0
+
+
+def test_a_conversation_whose_row_does_not_parse_is_not_exported_again(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    """`check` names a broken line's conversation by its first `source`; so does the scan."""
+    import shutil
+
+    recipe = Path("customer-support")
+    shutil.copytree(Path(__file__).parents[2] / "fixtures" / "recipes" / "customer-support",
+                    recipe)
+    target = recipe / "judges" / "useful-resolution.calibration.jsonl"
+    broken = compact(labelled("conv_01", runtime.url)).replace(
+        b'"expected":"pass"', b'"expected":"pass","expected":"fail"')
+    target.write_bytes(broken + b"\n")
+    Path("ids.txt").write_text("conv_01\nconv_02\n")
+
+    result = logged_in("conversations", "get", "--ids-file", "ids.txt", "--judge-fixtures",
+                       "--format", "json", "--append-to", str(target))
+    check = logged_in("check", str(recipe), "--format", "json")
+
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(runtime.requests[0].body) == {"conversation_ids": ["conv_02"]}
+    assert "skipped 1 conversation(s) already in" in result.stderr
+    assert f"{target.resolve()}:1: [fixture-json]" in result.stderr
+    assert target.read_bytes() == broken + b"\n" + compact(make_fixture("conv_02", runtime.url)) \
+        + b"\n"
+    codes = [d["code"] for d in json.loads(check.out)["diagnostics"]]
+    assert "fixture-json" in codes
+    assert "fixture-duplicate-conversation" not in codes
