@@ -78,8 +78,11 @@ def report_json(report: dict[str, Any]) -> str:
 
 
 def write_report(path: Path, report: dict[str, Any]) -> None:
-    """Write the JSON report to ``path`` atomically (``--output FILE``)."""
-    atomic_write_text(path, report_json(report))
+    """Write the JSON report to ``path`` atomically (``--output FILE``).
+
+    A symlink is written through (its target is replaced), never replaced by a file.
+    """
+    atomic_write_text(path.resolve() if path.is_symlink() else path, report_json(report))
 
 
 def render_report(report: dict[str, Any], fmt: str, *, color: bool = False,

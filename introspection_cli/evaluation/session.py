@@ -127,13 +127,15 @@ def check_output_path(path: Path, *, flag: str) -> None:
     directory), so a run never ends with its results unwritable."""
     if path.is_dir():
         raise UsageError(f"{flag} {path} is a directory; pass a file name")
+    if path.is_symlink():
+        path = path.resolve()  # the report is written through the link, to its target
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
         raise UsageError(f"{flag} {path}: the directory {directory} does not exist")
+    # The write is a temp file in that directory renamed over the path: the directory
+    # is what must be writable.
     if not os.access(directory, os.W_OK | os.X_OK):
         raise UsageError(f"{flag} {path}: the directory {directory} is not writable")
-    if path.exists() and not os.access(path, os.W_OK) and not path.is_symlink():
-        raise UsageError(f"{flag} {path} is not writable")
 
 
 def _rejection_problems(judges: Sequence[Any]) -> list[str]:

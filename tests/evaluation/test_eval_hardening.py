@@ -167,3 +167,17 @@ def test_a_row_with_several_problems_is_counted_once(tmp_path: Path,
     result = eval_cli([str(root)], tmp_path / "cache")
     assert result.returncode == 1
     assert "judge helpful: 1 calibration row(s) rejected (lines 1);" in result.stderr
+
+
+def test_output_through_a_symlink_writes_its_target(tmp_path: Path,
+                                                    stub: StubModelServer) -> None:
+    root = one_row_recipe(tmp_path / "r")
+    target = tmp_path / "reports" / "latest.json"
+    target.parent.mkdir()
+    target.write_text("{}\n")
+    link = tmp_path / "report.json"
+    link.symlink_to(target)
+    result = eval_cli([str(root), "--output", str(link)], tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink()
+    assert json.loads(target.read_text())["judges"][0]["rows"][0]["outcome"] == "pass"
