@@ -20,7 +20,7 @@ class CheckFormat(StrEnum):
 def check(
     paths: Annotated[list[str] | None, typer.Argument(
         metavar="[PATH]...",
-        help="Recipe directories or files inside recipes (pre-commit passes changed files). "
+        help="Recipe directories, files inside recipes, or directories holding recipes. "
              "Default: the recipe at '.', else every recipe below it.")] = None,
     output_format: Annotated[CheckFormat, typer.Option(
         "--format", help="Output format: text, json or github (workflow annotations).")]
@@ -41,9 +41,13 @@ def check(
     for raw in found.outside:
         sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
     results = [check_recipe(root) for root in found.recipes]
-    if results:
+    if results or output_format is CheckFormat.json:
+        # JSON is always the SPEC §3.1 object, even with nothing checked (empty lists,
+        # zero counts), so a consumer can always parse stdout.
         render = REPORTERS[output_format.value]
         sys.stdout.write(render(results, color=stream_wants_color(sys.stdout)))
+    else:
+        sys.stderr.write("introspection: note: no PATH is inside a recipe; nothing was checked\n")
     failing = sum(r.errors for r in results)
     if strict:
         failing += sum(len(r.diagnostics) - r.errors for r in results)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from introspection_cli.recipe.rules_package import (
 from introspection_cli.recipe.source import entry_problem, is_inside, unreadable
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
+#: The file that makes a directory a recipe.
+SYSTEM_FILE = "SYSTEM.md"
 SKIPPED_DIRS = frozenset({"node_modules", "evals", "__pycache__"})
 
 
@@ -55,9 +58,9 @@ def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult
     result = RecipeResult(root, display_path(root))
     real_root = os.path.realpath(root)
 
-    result.diagnostics.extend(check_system(root / "SYSTEM.md", display_path(root / "SYSTEM.md"),
-                                           real_root))
-    skills = _check_skills(root, result, real_root)
+    system = root / SYSTEM_FILE
+    result.diagnostics.extend(check_system(system, display_path(system), real_root))
+    skills, skill_dirs = _check_skills(root, result, real_root)
     agents: list[AgentInfo] = []
     for path, display in _yaml_files(_listing(root / "agents", result, real_root), result,
                                      real_root):
@@ -65,7 +68,8 @@ def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult
         result.diagnostics.extend(found)
         if info:
             agents.append(info)
-    result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills}))
+    result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills},
+                                                    skill_dirs))
     _check_judges(root / "judges", result, verify_calibration, real_root)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
@@ -120,22 +124,32 @@ def _yaml_files(listing: list[Path], result: RecipeResult,
     return files
 
 
-def _check_skills(root: Path, result: RecipeResult, real_root: str) -> list[SkillInfo]:
+def _check_skills(root: Path, result: RecipeResult,
+                  real_root: str) -> tuple[list[SkillInfo], set[str]]:
+    """The valid skills, and the name of every directory holding a SKILL.md entry.
+
+    A directory whose SKILL.md is broken still counts as a skill an agent may
+    list: the SKILL.md's own error is the one to report, not ``unknown-skill``.
+    """
     skills: list[SkillInfo] = []
-    for path in _skill_files(root / "skills", result, real_root):
+    skill_dirs: set[str] = set()
+    for path in _skill_files(root / "skills", result, real_root, skill_dirs):
         found, info = check_skill(path, display_path(path))
         result.diagnostics.extend(found)
         if info:
             skills.append(info)
     result.diagnostics.extend(check_skills_together(skills))
-    return skills
+    return skills, skill_dirs
 
 
-def _skill_files(skills_dir: Path, result: RecipeResult, real_root: str) -> list[Path]:
+def _skill_files(skills_dir: Path, result: RecipeResult, real_root: str,
+                 skill_dirs: set[str]) -> list[Path]:
     """Every readable ``SKILL.md`` below ``skills/``, in ``os.walk`` top-down order.
 
-    Linked directories are never descended into (a link to ``..`` would loop
-    forever); one that leads out of the recipe is ``symlink-outside``.
+    The name of each directory holding a SKILL.md entry, readable or not, is
+    added to ``skill_dirs``. Linked directories are never descended into (a
+    link to ``..`` would loop forever); one that leads out of the recipe is
+    ``symlink-outside``.
     """
     files: list[Path] = []
     pending = [skills_dir]
@@ -144,6 +158,7 @@ def _skill_files(skills_dir: Path, result: RecipeResult, real_root: str) -> list
         subdirs = []
         for path in _listing(directory, result, real_root):
             if path.name == "SKILL.md":
+                skill_dirs.add(unicodedata.normalize("NFKC", directory.name))
                 problem = entry_problem(path, display_path(path), real_root)
                 if problem is None:
                     files.append(path)
@@ -196,7 +211,13 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
 
 
 def is_recipe(path: Path) -> bool:
-    return (path / "SYSTEM.md").exists()
+    """True when ``path`` holds a ``SYSTEM.md`` entry of any kind.
+
+    A dangling or looping link counts (``lexists``, not ``exists``): the recipe
+    is then checked and its SYSTEM.md reported as ``broken-symlink``, rather
+    than the recipe silently not being one.
+    """
+    return os.path.lexists(path / SYSTEM_FILE)
 
 
 def load_recipe(path: Path) -> tuple[Recipe, list[Diagnostic]]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import UsageError
-from introspection_cli.recipe.checker import SKIPPED_DIRS, is_recipe
+from introspection_cli.recipe.checker import SKIPPED_DIRS, SYSTEM_FILE, is_recipe
 
 
 @dataclass
@@ -19,10 +19,11 @@ class Discovery:
 def discover(paths: list[str]) -> Discovery:
     """Map PATH arguments to recipe roots, each once, in argument order.
 
-    A directory maps to the nearest recipe at or above it; a file to the
-    nearest recipe above it (pre-commit passes changed files, some of which
-    belong to no recipe: those are skipped). No PATH: the recipe at ``.``,
-    else every recipe below it.
+    A file maps to the nearest recipe above it (pre-commit may pass files that
+    belong to no recipe: those are skipped); a directory to the nearest recipe
+    at or above it, else to every recipe below it. An explicit PATH is always
+    honoured, even inside a directory the walk skips (``evals/``, hidden ones).
+    No PATH: the recipe at ``.``, else every recipe below it.
     """
     found = Discovery()
     if not paths:
@@ -33,22 +34,34 @@ def discover(paths: list[str]) -> Discovery:
         return found
     seen: set[Path] = set()
     for raw in paths:
-        path = Path(raw)
-        if not path.exists() and not path.is_symlink():
-            raise UsageError(f"{raw}: no such file or directory")
-        root = _enclosing_recipe(path if path.is_dir() else path.parent)
-        if root is None:
-            if path.is_dir():
-                raise UsageError(f"{raw} is not a recipe (no SYSTEM.md in it or above it); "
-                                 "run `introspection check` with no path to check every "
-                                 "recipe below the current directory")
+        roots = _roots_for(raw)
+        if roots is None:
             found.outside.append(raw)
             continue
-        key = root.resolve()
-        if key not in seen:
-            seen.add(key)
-            found.recipes.append(root)
+        for root in roots:
+            key = root.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.recipes.append(root)
     return found
+
+
+def _roots_for(raw: str) -> list[Path] | None:
+    """The recipes one PATH argument stands for; None for a file in no recipe."""
+    path = Path(raw)
+    if not path.exists() and not path.is_symlink():
+        raise UsageError(f"{raw}: no such file or directory")
+    if not path.is_dir():
+        root = _enclosing_recipe(path.parent)
+        return None if root is None else [root]
+    root = _enclosing_recipe(path)
+    roots = [root] if root is not None else find_recipes(path)
+    if not roots:
+        raise UsageError(f"{raw} is not a recipe and has none below it (no SYSTEM.md in it, "
+                         "above it or below it); pass a recipe directory, or run "
+                         "`introspection check` with no path to check every recipe below "
+                         "the current directory")
+    return roots
 
 
 def _enclosing_recipe(directory: Path) -> Path | None:
@@ -61,13 +74,17 @@ def _enclosing_recipe(directory: Path) -> Path | None:
 
 
 def find_recipes(top: Path) -> list[Path]:
-    """Every recipe below ``top``, skipping hidden dirs, node_modules and evals."""
+    """Every recipe at or below ``top``, nested ones included, in sorted walk order.
+
+    Hidden directories, ``node_modules``, ``evals`` (a recipe's own eval
+    fixtures, which may be broken on purpose) and ``__pycache__`` are skipped;
+    linked directories are not followed. The entry names ``os.walk`` already
+    lists decide what is a recipe, so the walk costs no extra ``stat`` per
+    directory.
+    """
     recipes = []
-    for directory, subdirs, _files in os.walk(top):
-        here = Path(directory)
-        if here != top and is_recipe(here):
-            recipes.append(here)
-            subdirs[:] = []  # a recipe's subdirectories are its contents
-            continue
+    for directory, subdirs, files in os.walk(top):
+        if SYSTEM_FILE in files or SYSTEM_FILE in subdirs:
+            recipes.append(Path(directory))
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in SKIPPED_DIRS)
     return recipes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from introspection_cli.recipe.source import (
     read_yaml,
 )
 from introspection_cli.recipe.yamlload import Mark, YamlProblem, load_mapping
+
+#: skills-ref's limit, on the name after NFKC normalisation (so "\ufb03" counts 3).
+MAX_SKILL_NAME_LENGTH = 64
 
 
 @dataclass
@@ -68,8 +72,16 @@ def check_agent(path: Path, display: str) -> tuple[list[Diagnostic], AgentInfo |
     return found, info
 
 
-def check_agents_together(agents: list[AgentInfo], skill_names: set[str]) -> list[Diagnostic]:
-    """Cross-file agent rules: unique names, and every listed skill exists."""
+def check_agents_together(agents: list[AgentInfo], skill_names: AbstractSet[str],
+                          skill_dirs: AbstractSet[str] = frozenset()) -> list[Diagnostic]:
+    """Cross-file agent rules: unique names, and every listed skill exists.
+
+    ``skill_names`` are the names valid SKILL.md files declare; ``skill_dirs``
+    the directories holding any SKILL.md (both NFKC-normalised, as the listed
+    names are before comparing). A listed skill whose directory is there but
+    whose SKILL.md is broken is not ``unknown-skill``: that file's own error
+    says what to fix.
+    """
     found: list[Diagnostic] = []
     first: dict[str, AgentInfo] = {}
     for agent in agents:
@@ -82,7 +94,8 @@ def check_agents_together(agents: list[AgentInfo], skill_names: set[str]) -> lis
         else:
             first[agent.name] = agent
         for skill, mark in agent.skills:
-            if skill in skill_names:
+            key = unicodedata.normalize("NFKC", skill)  # as skill names are compared
+            if key in skill_names or key in skill_dirs:
                 continue
             close = difflib.get_close_matches(skill, sorted(skill_names), n=1, cutoff=0.6)
             hint = (f"did you mean '{close[0]}'?" if close
@@ -98,41 +111,70 @@ def check_skill(path: Path, display: str) -> tuple[list[Diagnostic], SkillInfo |
     text, found = read_text(path, display)
     if text is None:
         return found, None
-    lines = text.splitlines()
-    if not lines or lines[0].rstrip() != "---":
-        found.append(error(display, 1, 1, "skill-front-matter",
-                           "SKILL.md must start with a '---' line opening its YAML front matter",
-                           "add front matter: ---, name: ..., description: ..., ---"))
-        return found, None
-    closing = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
-    if closing is None:
-        found.append(error(display, 1, 1, "skill-front-matter",
-                           "the front matter opened on line 1 is never closed",
-                           "add a '---' line after the front matter"))
-        return found, None
-    front_matter = "\n".join(lines[1:closing]) + "\n"
-    if len(front_matter) > MAX_YAML_BYTES:
-        found.append(error(display, 2, 1, "file-too-large",
-                           f"the front matter is larger than {MAX_YAML_BYTES // 1024} KiB, "
-                           "so it is not parsed", "keep name and description short"))
+    front_matter = _front_matter(text, display, found)
+    if front_matter is None:
         return found, None
     try:
         document = load_mapping(front_matter, line_offset=1,
                                 scalars="string", what="the front matter")
     except YamlProblem as problem:
         return [*found, problem_diagnostic(display, problem)], None
-    found.extend(validate(document, "skill", display))
     name = document.data.get("name")
+    mark = document.positions.value(("name",))
+    for diagnostic in validate(document, "skill", display):
+        # The schema's maxLength counts the name as written; skills-ref measures it
+        # after NFKC normalisation, which _skill_name_rules does instead.
+        if not (diagnostic.code == "too-long" and isinstance(name, str)
+                and (diagnostic.line, diagnostic.column) == (mark.line, mark.column)):
+            found.append(diagnostic)
     if not isinstance(name, str) or not name.strip():
         return found, None
-    mark = document.positions.value(("name",))
     found.extend(_skill_name_rules(name, path.parent.name, display, mark))
     return found, SkillInfo(unicodedata.normalize("NFKC", name.strip()), display, mark)
 
 
+def _front_matter(text: str, display: str, found: list[Diagnostic]) -> str | None:
+    """The YAML between the opening and closing ``---`` lines; None (and an error) if none."""
+    lines = _lines(text)
+    if not _is_delimiter(lines[0]):
+        found.append(error(display, 1, 1, "skill-front-matter",
+                           "SKILL.md must start with a '---' line opening its YAML front matter",
+                           "add front matter: ---, name: ..., description: ..., ---"))
+        return None
+    closing = next((i for i in range(1, len(lines)) if _is_delimiter(lines[i])), None)
+    if closing is None:
+        found.append(error(display, 1, 1, "skill-front-matter",
+                           "the front matter opened on line 1 is never closed",
+                           "add a '---' line after the front matter"))
+        return None
+    front_matter = "\n".join(lines[1:closing]) + "\n"
+    if len(front_matter) > MAX_YAML_BYTES:
+        found.append(error(display, 2, 1, "file-too-large",
+                           f"the front matter is larger than {MAX_YAML_BYTES // 1024} KiB, "
+                           "so it is not parsed", "keep name and description short"))
+        return None
+    return front_matter
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` split at line feeds, a CRLF's carriage return dropped.
+
+    Not ``str.splitlines()``: it also breaks at \\x0b, \\x0c, \\x1c-\\x1e,
+    \\x85, U+2028 and U+2029, which editors, YAML 1.2 and the rest of the tool
+    do not count as line ends, so a form feed could end the front matter early
+    and line numbers would drift.
+    """
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def _is_delimiter(line: str) -> bool:
+    """A ``---`` line, trailing spaces and tabs allowed."""
+    return line.rstrip(" \t") == "---"
+
+
 def _skill_name_rules(raw: str, directory: str, display: str, mark: Mark) -> list[Diagnostic]:
-    # Follows the Agent Skills reference validator (skills-ref): NFKC, lowercase
-    # letters (any script), digits and single inner hyphens.
+    # Follows the Agent Skills reference validator (skills-ref): NFKC, then at most
+    # 64 characters, lowercase letters (any script), digits and single inner hyphens.
     name = unicodedata.normalize("NFKC", raw.strip())
     problems = []
     if name != name.lower():
@@ -146,6 +188,11 @@ def _skill_name_rules(raw: str, directory: str, display: str, mark: Mark) -> lis
     found = [error(display, mark.line, mark.column, "invalid-name",
                    f"skill name '{raw}' {'; '.join(problems)}",
                    "use lowercase letters, digits and single hyphens") ] if problems else []
+    if len(name) > MAX_SKILL_NAME_LENGTH:
+        found.append(error(display, mark.line, mark.column, "too-long",
+                           f"skill name is {len(name)} characters after NFKC normalisation; "
+                           f"at most {MAX_SKILL_NAME_LENGTH} are allowed",
+                           "shorten the name, and rename its directory to match"))
     if name != unicodedata.normalize("NFKC", directory):
         found.append(error(display, mark.line, mark.column, "skill-name-mismatch",
                            f"skill name '{name}' does not match its directory '{directory}'",

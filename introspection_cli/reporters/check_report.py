@@ -22,6 +22,18 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+#: How many recipe names the text summary lists: a pre-commit run over a whole
+#: repository may check hundreds, and the summary stays one readable line.
+SUMMARY_NAMES = 5
+
+
+def _names(results: Sequence[RecipeResult]) -> str:
+    names = [r.display for r in results[:SUMMARY_NAMES]]
+    if len(results) > SUMMARY_NAMES:
+        names.append(f"and {len(results) - SUMMARY_NAMES} more")
+    return ", ".join(names)
+
+
 def render_text(results: Sequence[RecipeResult], *, color: bool = False) -> str:
     """``path:line:col: severity[code] message (hint)`` lines, then a one-line summary."""
     lines = []
@@ -30,8 +42,7 @@ def render_text(results: Sequence[RecipeResult], *, color: bool = False) -> str:
             severity = f"{_COLORS[d.severity]}{d.severity.value}{_RESET}" if color else None
             lines.append(d.format_line(severity=severity))
     errors, warnings = _counts(results)
-    names = ", ".join(r.display for r in results)
-    checked = f"Checked {_plural(len(results), 'recipe')} ({names})"
+    checked = f"Checked {_plural(len(results), 'recipe')} ({_names(results)})"
     summary = (f"{checked}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
                if errors or warnings else f"{checked}: no problems found")
     lines.append(f"{_BOLD}{summary}{_RESET}" if color else summary)
