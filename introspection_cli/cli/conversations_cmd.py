@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from introspection_cli.runtime.accept import ExportFailure
 
 app = typer.Typer(help="Export conversations from the runtime.", no_args_is_help=True)
 
@@ -54,14 +57,28 @@ def get(
         _note(f"skipped {len(result.skipped_existing)} conversation(s) already in "
               f"{append_to}: {', '.join(result.skipped_existing)}")
     for failure in result.failures:
-        _note(f"error: {failure.conversation_id}: {failure.reason}")
+        _note(f"error: {failure.conversation_id or '(no conversation id)'}: {failure.reason}")
     kind = "fixture(s)" if judge_fixtures else "conversation(s)"
-    where = result.destination if result.destination is not None else "stdout"
-    _note(f"wrote {len(result.rows)} {kind} to {where}")
+    if result.rows:
+        where = result.destination if result.destination is not None else "stdout"
+        _note(f"wrote {len(result.rows)} {kind} to {where}")
+    else:
+        _note("nothing written")
     if result.failures:
-        raise DataError(f"{len(result.failures)} of {len(result.requested)} requested "
-                        "conversation(s) were not exported (listed above)")
+        raise DataError(_failure_summary(result.failures, len(result.requested), kind))
+
+
+def _failure_summary(failures: list[ExportFailure], requested: int, kind: str) -> str:
+    lost = sum(1 for failure in failures if failure.conversation_id is not None)
+    parts = [f"{lost} of {requested} requested conversation(s) were not exported"] if lost else []
+    if lost < len(failures):
+        parts.append(f"{len(failures) - lost} {kind} from the runtime naming no conversation "
+                     "could not be written")
+    return "; ".join(parts) + " (listed above)"
 
 
 def _note(message: str) -> None:
-    typer.echo(f"introspection: {message}", err=True)
+    # Ids and reasons come from the runtime and the user's files: a lone surrogate
+    # ("\ud800" in JSON) is shown escaped rather than failing to print.
+    printable = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    typer.echo(f"introspection: {printable}", err=True)

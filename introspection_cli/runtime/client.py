@@ -9,7 +9,10 @@ Error policy (documented in docs/export.md):
 * 401 → ConfigError (exit 2): log in again. Any other 4xx → ConfigError (exit 2)
   with the runtime's message: the request or the configured URL is wrong, and
   retrying will not help. Other 5xx and redirects → ServiceError (exit 3).
-* A 200 whose body is not the expected JSON shape → ServiceError (exit 3).
+* A 200 whose body is not the expected JSON shape → ServiceError (exit 3). For an
+  export only the envelope counts: each exported object is passed on as the
+  exact JSON line it would be written as (see ``wirejson.py``), for the caller
+  to judge one by one.
 
 The token lives only in the client's default headers. httpx2 errors are never
 chained into ours (their ``request`` carries those headers), and any text that
@@ -31,6 +34,7 @@ from introspection_cli import strictjson
 from introspection_cli.errors import ConfigError, ServiceError
 from introspection_cli.runtime.credentials import Credentials
 from introspection_cli.runtime.interface import ExportBatch, ExportError, Identity
+from introspection_cli.runtime.wirejson import BodyShapeError, parse_export_body, text_of
 
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 
@@ -140,7 +144,7 @@ class HttpRuntimeClient:
 
     def whoami(self) -> Identity:
         """``GET /v1/whoami``: who the token belongs to."""
-        body = self._call("GET", "/v1/whoami")
+        body = self._decode("/v1/whoami", self._call("GET", "/v1/whoami"))
         user = body.get("user")
         org = body.get("org")
         name = _display_name(user)
@@ -157,30 +161,28 @@ class HttpRuntimeClient:
         return self._export("/v1/conversations/export", "conversations", conversation_ids)
 
     def _export(self, path: str, key: str, conversation_ids: Sequence[str]) -> ExportBatch:
-        body = self._call("POST", path, {"conversation_ids": list(conversation_ids)})
-        items = body.get(key)
-        errors = body.get("errors", [])
-        if (
-            not isinstance(items, list)
-            or not all(isinstance(item, dict) for item in items)
-            or not isinstance(errors, list)
-        ):
-            raise self._shape_error(
-                path, f'expected {{"{key}": [objects...], "errors": [...]}}'
-            )
-        return ExportBatch(items=items, errors=[self._export_error(path, e) for e in errors])
+        response = self._call("POST", path, {"conversation_ids": list(conversation_ids)})
+        try:
+            body = parse_export_body(response.content, key)
+        except BodyShapeError as exc:
+            detail = self._described(self._clean(str(exc)), response)
+            raise self._shape_error(path, detail) from None
+        return ExportBatch(lines=body.lines,
+                           errors=[self._export_error(path, e) for e in body.errors])
 
-    def _export_error(self, path: str, entry: object) -> ExportError:
-        if not isinstance(entry, dict) or not isinstance(entry.get("conversation_id"), str):
+    def _export_error(self, path: str, entry: dict[str, Any]) -> ExportError:
+        if not isinstance(entry.get("conversation_id"), str):
             raise self._shape_error(path, "an entry of `errors` has no conversation_id")
+        code, message = entry.get("code"), entry.get("message")
         return ExportError(
             conversation_id=entry["conversation_id"],
-            code=self._clean(str(entry.get("code") or "error")),
-            message=self._clean(str(entry.get("message") or "no reason given")),
+            code=self._clean(text_of(code) if code not in (None, "") else "error"),
+            message=self._clean(text_of(message) if message not in (None, "")
+                                else "no reason given"),
         )
 
-    def _call(self, method: str, path: str, payload: object = None) -> dict[str, Any]:
-        """One API call with retries; returns the decoded JSON object of a 200."""
+    def _call(self, method: str, path: str, payload: object = None) -> httpx2.Response:
+        """One API call with retries; returns the response of a 200."""
         policy = self._policy
         for attempt in range(policy.attempts):
             try:
@@ -201,7 +203,7 @@ class HttpRuntimeClient:
             "check the URL and your network, or try again later"
         )
 
-    def _attempt(self, method: str, path: str, payload: object) -> dict[str, Any]:
+    def _attempt(self, method: str, path: str, payload: object) -> httpx2.Response:
         try:
             response = self._http.request(method, path, json=payload)
         except httpx2.TimeoutException:
@@ -214,7 +216,7 @@ class HttpRuntimeClient:
             ) from None
         status = response.status_code
         if status == 200:
-            return self._decode(path, response)
+            return response
         if status in RETRYABLE_STATUS:
             wait = parse_retry_after(response.headers.get("Retry-After"))
             raise _Retry(f"answered HTTP {status}", wait)
@@ -234,14 +236,20 @@ class HttpRuntimeClient:
         )
 
     def _decode(self, path: str, response: httpx2.Response) -> dict[str, Any]:
+        """The strictly decoded JSON object of a 200 (``whoami``)."""
         try:
             body = strictjson.loads(response.content)
         except (ValueError, RecursionError):
             body = None
         if not isinstance(body, dict):
-            kind = response.headers.get("Content-Type", "no content type")
-            raise self._shape_error(path, f"the body is not a JSON object ({self._clean(kind)})")
+            raise self._shape_error(path, self._described("the body is not a JSON object",
+                                                          response))
         return body
+
+    def _described(self, problem: str, response: httpx2.Response) -> str:
+        """``problem`` with the response's content type, which often tells what came back."""
+        kind = response.headers.get("Content-Type", "no content type")
+        return f"{problem} ({self._clean(kind)})"
 
     def _shape_error(self, path: str, detail: str) -> ServiceError:
         return ServiceError(

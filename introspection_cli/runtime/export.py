@@ -7,15 +7,13 @@ and the rest are still written.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from introspection_cli.errors import DataError, UsageError
-from introspection_cli.fixture import parse_fixture_line, verify_fixture
 from introspection_cli.fsutil import atomic_write_bytes
+from introspection_cli.runtime.accept import ExportFailure, accept_bundles, accept_fixtures
 from introspection_cli.runtime.appendfile import ExistingFile, read_existing, write_appended
 from introspection_cli.runtime.auth import ClientFactory, default_client_factory
 from introspection_cli.runtime.credentials import resolve_credentials
@@ -23,7 +21,6 @@ from introspection_cli.runtime.ids import read_ids_file
 from introspection_cli.runtime.interface import ExportBatch, RuntimeApi
 
 FORMATS = ("json",)
-_IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,18 +35,14 @@ class ExportOptions:
     force: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ExportFailure:
-    """A requested conversation that was not written, and why."""
-
-    conversation_id: str
-    reason: str
-
-
 @dataclass(slots=True)
 class ExportResult:
     """What happened. ``rows`` are the written JSON lines (no line break); for stdout the
-    caller prints them (``destination`` is ``None``)."""
+    caller prints them (``destination`` is ``None``, as it is when nothing was written).
+
+    ``failures`` are the requested conversations not written (one each); ``warnings``
+    everything else worth saying, none of which loses a requested conversation.
+    """
 
     requested: list[str]
     rows: list[bytes] = field(default_factory=list)
@@ -93,12 +86,12 @@ def export(options: ExportOptions, environ: Mapping[str, str],
         batch = _fetch(options, wanted, environ, client_factory)
         if options.judge_fixtures:
             first_line = (existing.row_count if existing else 0) + 1
-            result.rows = _accept_fixtures(wanted, batch, first_line, result.failures)
+            accepted = accept_fixtures(wanted, batch, first_line)
         else:
-            result.rows = [_json_line(item) for item in batch.items]
-        result.failures.extend(_reported_failures(batch))
-        if options.judge_fixtures:
-            result.failures.extend(_missing(wanted, batch, result.failures))
+            accepted = accept_bundles(wanted, batch)
+        result.rows = accepted.rows
+        result.failures = accepted.failures
+        result.warnings.extend(accepted.warnings)
     _write(options, existing, result)
     return result
 
@@ -128,64 +121,6 @@ def _fetch(options: ExportOptions, wanted: list[str], environ: Mapping[str, str]
         close = getattr(client, "close", None)
         if callable(close):
             close()
-
-
-def _accept_fixtures(wanted: list[str], batch: ExportBatch, first_line: int,
-                     failures: list[ExportFailure]) -> list[bytes]:
-    """Verify each fixture; return the good ones in ids-file order, record the rest."""
-    accepted: dict[str, bytes] = {}
-    for item in batch.items:
-        conversation_id = _source_id(item)
-        line = _json_line(item)
-        rejections = _verify(line, first_line + len(accepted))
-        if rejections:
-            failures.append(ExportFailure(conversation_id or "(no conversation id)",
-                                          "the runtime sent a fixture that fails verification: "
-                                          + "; ".join(rejections)))
-        elif conversation_id not in wanted:
-            failures.append(ExportFailure(str(conversation_id),
-                                          "the runtime sent a conversation that was not requested"))
-        elif conversation_id in accepted:
-            failures.append(ExportFailure(
-                conversation_id, "the runtime sent this conversation twice; kept the first"))
-        else:
-            accepted[conversation_id] = line
-    return [accepted[i] for i in wanted if i in accepted]
-
-
-def _verify(line: bytes, number: int) -> list[str]:
-    row, rejections = parse_fixture_line(line, number)
-    if row is not None:
-        rejections = rejections + verify_fixture(row, number)
-    return [f"[{r.code}] {r.message}" for r in rejections if r.code not in _IGNORED_ON_EXPORT]
-
-
-def _reported_failures(batch: ExportBatch) -> list[ExportFailure]:
-    return [ExportFailure(e.conversation_id, f"the runtime could not export it: [{e.code}] "
-                          f"{e.message}") for e in batch.errors]
-
-
-def _missing(wanted: list[str], batch: ExportBatch,
-             failures: list[ExportFailure]) -> list[ExportFailure]:
-    """Requested ids the runtime neither exported nor reported: never drop one silently."""
-    answered = {_source_id(item) for item in batch.items}
-    answered |= {e.conversation_id for e in batch.errors}
-    answered |= {f.conversation_id for f in failures}
-    return [ExportFailure(i, "the runtime returned neither a fixture nor an error for it")
-            for i in wanted if i not in answered]
-
-
-def _source_id(item: dict[str, Any]) -> str | None:
-    source = item.get("source")
-    if isinstance(source, dict) and isinstance(source.get("conversation_id"), str):
-        return str(source["conversation_id"])
-    return None
-
-
-def _json_line(item: dict[str, Any]) -> bytes:
-    """One object as one compact UTF-8 JSON line, keys in the runtime's order."""
-    return json.dumps(item, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False).encode("utf-8")
 
 
 def _write(options: ExportOptions, existing: ExistingFile | None, result: ExportResult) -> None:

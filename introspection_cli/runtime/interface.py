@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 #: The runtime refuses more than this many conversation ids per export call (SPEC §3.3).
 MAX_IDS_PER_EXPORT = 20
@@ -37,9 +37,15 @@ class ExportError:
 
 @dataclass(frozen=True, slots=True)
 class ExportBatch:
-    """The answer to one export call: the exported objects, in the runtime's order, and errors."""
+    """The answer to one export call: the exported objects, in the runtime's order, and errors.
 
-    items: list[dict[str, Any]] = field(default_factory=list)
+    Each object is given as the one compact UTF-8 JSON line (no line break) it
+    is written as, holding exactly what the runtime sent: keys in its order, a
+    repeated key, ``NaN`` or a number's literal text kept, a lone surrogate as a
+    ``\\udXXX`` escape. Verifying that line is verifying what gets written.
+    """
+
+    lines: list[bytes] = field(default_factory=list)
     errors: list[ExportError] = field(default_factory=list)
 
 

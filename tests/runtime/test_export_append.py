@@ -228,3 +228,13 @@ def test_a_conversation_whose_row_does_not_parse_is_not_exported_again(
     codes = [d["code"] for d in json.loads(check.out)["diagnostics"]]
     assert "fixture-json" in codes
     assert "fixture-duplicate-conversation" not in codes
+
+
+def test_nothing_new_says_nothing_was_written(logged_in: Cli, runtime: StubRuntime) -> None:
+    Path(TARGET).write_bytes(compact(labelled("conv_01", runtime.url)) + b"\n")
+
+    result = append(logged_in, "conv_01")
+
+    assert result.exit_code == 0, result.stderr
+    assert "introspection: nothing written" in result.stderr
+    assert "stdout" not in result.stderr

@@ -186,3 +186,104 @@ def test_an_id_the_runtime_ignores_is_reported(logged_in: Cli, runtime: StubRunt
     assert result.stdout == line(fixture)
     assert "conv_02: the runtime returned neither a fixture nor an error" in result.stderr
 
+
+
+# -- what the summary says ---------------------------------------------------------------------
+
+
+def test_an_unrequested_conversation_is_a_warning_not_a_lost_request(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    errors = [{"conversation_id": i, "code": "not_found", "message": "gone"}
+              for i in ("conv_01", "conv_02")]
+    runtime.script(json_reply(200, {"fixtures": [make_fixture("conv_03", runtime.url),
+                                                 make_fixture("conv_09", runtime.url)],
+                                    "errors": errors}))
+    ids_file("conv_01", "conv_02", "conv_03")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 1
+    assert result.stdout == line(make_fixture("conv_03", runtime.url))
+    assert "warning: conv_09: the runtime sent this conversation, which was not requested; " \
+           "not written" in result.stderr
+    assert "2 of 3 requested conversation(s) were not exported" in result.stderr
+
+
+def test_only_unrequested_extras_exit_0(logged_in: Cli, runtime: StubRuntime) -> None:
+    runtime.script(json_reply(200, {"fixtures": [make_fixture("conv_01", runtime.url),
+                                                 make_fixture("conv_09", runtime.url)],
+                                    "errors": [{"conversation_id": "conv_08", "code": "x",
+                                                "message": "y"}]}))
+    ids_file("conv_01")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == line(make_fixture("conv_01", runtime.url))
+    assert "conv_09" in result.stderr and "conv_08" in result.stderr
+    assert "not exported" not in result.stderr
+
+
+@pytest.mark.parametrize("answer", ["twice", "also an error"])
+def test_a_conversation_written_despite_a_second_answer_is_not_a_failure(
+    logged_in: Cli, runtime: StubRuntime, answer: str
+) -> None:
+    fixture = make_fixture("conv_01", runtime.url)
+    if answer == "twice":
+        runtime.script(json_reply(200, {"fixtures": [fixture, fixture], "errors": []}))
+        expected = "warning: conv_01: the runtime sent this conversation more than once; " \
+                   "wrote the first copy"
+    else:
+        runtime.script(json_reply(200, {"fixtures": [fixture], "errors": [
+            {"conversation_id": "conv_01", "code": "stale", "message": "re-indexing"}]}))
+        expected = "warning: conv_01: written, but the runtime reported an error for it " \
+                   "([stale] re-indexing)"
+    ids_file("conv_01")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == line(fixture)
+    assert expected in result.stderr
+    assert "error:" not in result.stderr
+    assert "wrote 1 fixture(s) to stdout" in result.stderr
+
+
+def test_a_broken_copy_beside_a_good_one_is_a_warning(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    good = make_fixture("conv_01", runtime.url)
+    broken = {**good, "snapshot_hash": "sha256:" + "0" * 64}
+    runtime.script(json_reply(200, {"fixtures": [broken, good], "errors": []}))
+    ids_file("conv_01")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == line(good)
+    assert "warning: conv_01: written, but the runtime also sent a copy that fails " \
+           "verification ([fixture-hash-mismatch]" in result.stderr
+
+
+def test_output_when_every_id_fails_says_nothing_was_written(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    ids_file("conv_nope")
+
+    result = get_fixtures(logged_in, "--output", "rows.jsonl")
+
+    assert result.exit_code == 1
+    assert not Path("rows.jsonl").exists()
+    assert "introspection: nothing written" in result.stderr
+    assert "stdout" not in result.stderr
+    assert "1 of 1 requested conversation(s) were not exported" in result.stderr
+
+
+def test_output_names_the_file_it_wrote(logged_in: Cli, runtime: StubRuntime) -> None:
+    ids_file("conv_01", "conv_02")
+
+    result = get_fixtures(logged_in, "--output", "rows.jsonl")
+
+    assert result.exit_code == 0, result.stderr
+    assert "wrote 2 fixture(s) to rows.jsonl" in result.stderr
