@@ -9,12 +9,14 @@ from pathlib import Path
 from introspection_cli.errors import ConfigError
 from introspection_cli.runtime.credentials import (
     URL_ENV,
+    URL_FLAG,
     Credentials,
     check_token,
     load_stored,
     normalize_url,
     remove_credentials,
     save_credentials,
+    stored_url,
 )
 from introspection_cli.runtime.interface import Identity, RuntimeApi
 
@@ -36,15 +38,17 @@ def login_url(explicit: str | None, environ: Mapping[str, str]) -> str:
 
     Checked before the token is asked for, so a bad URL never costs a paste.
     """
-    url = explicit or environ.get(URL_ENV, "").strip()
-    if not url:
-        stored = load_stored(environ)
-        if stored is None:
-            raise ConfigError(
-                "which runtime? pass --url https://your-runtime (or set INTROSPECTION_API_URL)"
-            )
-        url = stored.url
-    return normalize_url(url)
+    if explicit:
+        return normalize_url(explicit, source=URL_FLAG)
+    env_url = environ.get(URL_ENV, "").strip()
+    if env_url:
+        return normalize_url(env_url, source=URL_ENV)
+    stored = load_stored(environ)
+    if stored is None:
+        raise ConfigError(
+            "which runtime? pass --url https://your-runtime (or set INTROSPECTION_API_URL)"
+        )
+    return stored_url(stored, environ)
 
 
 def login(url: str, token: str, environ: Mapping[str, str],

@@ -119,13 +119,17 @@ class HttpRuntimeClient:
         self._token = credentials.token
         self._policy = policy or RetryPolicy()
         self._sleep = sleep
-        self._http = httpx2.Client(
-            base_url=credentials.url,
-            headers={"Authorization": f"Bearer {credentials.token}", "Accept": "application/json"},
-            timeout=self._policy.timeout,
-            follow_redirects=False,  # never carry the token to wherever a redirect points
-            trust_env=False,  # no proxy or netrc from the environment sees the token
-        )
+        try:
+            self._http = httpx2.Client(
+                base_url=credentials.url,
+                headers={"Authorization": f"Bearer {credentials.token}",
+                         "Accept": "application/json"},
+                timeout=self._policy.timeout,
+                follow_redirects=False,  # never carry the token to wherever a redirect points
+                trust_env=False,  # no proxy or netrc from the environment sees the token
+            )
+        except httpx2.InvalidURL as exc:
+            raise self._url_error(exc) from None
 
     @property
     def url(self) -> str:
@@ -210,7 +214,9 @@ class HttpRuntimeClient:
             raise _Retry(f"did not answer within {self._policy.timeout:g}s") from None
         except httpx2.TransportError as exc:
             raise _Retry(f"is unreachable ({type(exc).__name__})") from None
-        except (httpx2.HTTPError, httpx2.InvalidURL) as exc:  # not worth retrying
+        except httpx2.InvalidURL as exc:
+            raise self._url_error(exc) from None
+        except httpx2.HTTPError as exc:  # not worth retrying
             raise ServiceError(
                 f"the runtime at {self._url} failed on {method} {path} ({type(exc).__name__})"
             ) from None
@@ -250,6 +256,14 @@ class HttpRuntimeClient:
         """``problem`` with the response's content type, which often tells what came back."""
         kind = response.headers.get("Content-Type", "no content type")
         return f"{problem} ({self._clean(kind)})"
+
+    def _url_error(self, exc: httpx2.InvalidURL) -> ConfigError:
+        """A URL that passed :func:`normalize_url` but that httpx still cannot use."""
+        return ConfigError(
+            f"the runtime URL {self._url} cannot be used ({self._clean(str(exc))}); log in "
+            "again with `introspection login --url https://runtime.example` (or fix "
+            "INTROSPECTION_API_URL)"
+        )
 
     def _shape_error(self, path: str, detail: str) -> ServiceError:
         return ServiceError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,38 +54,96 @@ def credentials_path(environ: Mapping[str, str]) -> Path:
     return config_dir(environ) / CREDENTIALS_FILE
 
 
-def normalize_url(url: str) -> str:
+#: Where a runtime URL came from, for messages: ``--url``, :data:`URL_ENV`, or the stored login.
+URL_FLAG = "--url"
+_URL_EXAMPLE = "https://runtime.example"
+_USER_INFO = re.compile(r"^([^:/?#]*://)[^/?#]*@")
+_BRACKETED_HOST = re.compile(r"\[([^\[\]]*)\](?::[0-9]*)?")
+_HOST_LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+
+
+def normalize_url(url: str, *, source: str = URL_FLAG) -> str:
     """Check a runtime URL and return it without a trailing slash.
 
-    Only http(s) is accepted, with a host and no user info, query or fragment.
-    Plain http is refused unless the host is loopback: the bearer token would
-    travel in clear text to another machine.
+    Only http(s) is accepted, with a valid host (a DNS name, an IPv4 address or
+    a bracketed IPv6 address) and no user info, query, fragment, space or
+    control character. Plain http is refused unless the host is loopback: the
+    bearer token would travel in clear text to another machine. ``source`` is
+    where the URL came from (``--url``, :data:`URL_ENV`, ``the stored login
+    PATH``); every :class:`ConfigError` names it and says how to fix it there.
     """
     url = url.strip()
-    parts = urlsplit(url)
-    # User info is checked first, so no message below can echo a password in the URL.
-    if parts.username or parts.password:
-        raise ConfigError("the runtime URL must not contain user info (user:password@); "
-                          "pass just the base URL and log in with a token")
+    # Checked before parsing: urlsplit silently drops tabs and newlines ("exa\tmple.com"
+    # would become example.com), and a space would be sent percent-encoded.
+    bad = next((i for i, char in enumerate(url) if char.isspace() or not char.isprintable()), None)
+    if bad is not None:
+        raise _url_error(source, f"the runtime URL contains a space or control character "
+                                 f"(character {bad + 1})")
+    shown = _USER_INFO.sub(r"\1***@", url)  # no message below can echo a password
     try:
+        parts = urlsplit(url)
         parts.port  # noqa: B018 (urlsplit checks the port only when asked)
-    except ValueError:
-        raise ConfigError(f"runtime URL {url!r} has an invalid port") from None
+    except ValueError as exc:  # unbalanced brackets, a bad IPv6 address or port
+        problem = ("has an invalid port" if "port" in str(exc).lower()
+                   else f"is not a valid URL ({exc})")
+        raise _url_error(source, f"runtime URL {shown!r} {problem}") from None
+    if parts.username is not None or parts.password is not None:
+        raise _url_error(source, "the runtime URL must not contain user info (user:password@): "
+                                 "the login is a token")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(
-            f"runtime URL {url!r} is not an http(s) URL; pass one like https://runtime.example"
-        )
+        raise _url_error(source, f"runtime URL {shown!r} is not an http(s) URL")
     if parts.query or parts.fragment:
-        raise ConfigError(
-            f"runtime URL {url!r} must not contain a query or a fragment; pass just the "
-            "base URL, like https://runtime.example"
-        )
+        raise _url_error(source, f"runtime URL {shown!r} must not contain a query or a fragment; "
+                                 "give just the base URL")
+    host_problem = _host_problem(parts.netloc, parts.hostname)
+    if host_problem is not None:
+        raise _url_error(source, f"runtime URL {shown!r} {host_problem}")
     if parts.scheme == "http" and not _is_loopback(parts.hostname):
-        raise ConfigError(
-            f"refusing to send a token over plain http to {parts.hostname}; "
-            "use the runtime's https:// URL (plain http is only allowed for localhost)"
-        )
+        raise _url_error(source, f"refusing to send a token over plain http to {parts.hostname}; "
+                                 "use the runtime's https:// URL (plain http is only allowed "
+                                 "for localhost)")
     return url.rstrip("/")
+
+
+def _host_problem(netloc: str, hostname: str) -> str | None:
+    """Why the host part cannot be connected to, or None: what urlsplit lets through."""
+    if netloc.startswith("["):
+        bracketed = _BRACKETED_HOST.fullmatch(netloc)
+        if bracketed is None:
+            return "has text after the ] of its IPv6 address; only :PORT may follow it"
+        try:  # a zone is written %25zone in a URL (RFC 6874)
+            ipaddress.IPv6Address(bracketed.group(1).replace("%25", "%", 1))
+        except ValueError:
+            return f"has an invalid IPv6 address [{bracketed.group(1)}]"
+        return None
+    try:
+        ascii_host = hostname.encode("idna").decode("ascii")
+    except UnicodeError:
+        return f"has an invalid host name {hostname!r}"
+    labels = ascii_host.split(".")
+    if labels[-1] == "":  # a trailing dot: the fully qualified form
+        labels.pop()
+    if not labels or len(ascii_host) > 253 or not all(_HOST_LABEL.fullmatch(label)
+                                                      for label in labels):
+        return (f"has an invalid host name {hostname!r} (letters, digits, hyphens and dots; "
+                "an IPv6 address goes in [brackets])")
+    if all(label.isdigit() for label in labels):
+        try:
+            ipaddress.IPv4Address(".".join(labels))
+        except ValueError:
+            return f"has an invalid IPv4 address {hostname!r}"
+    return None
+
+
+def _url_error(source: str, problem: str) -> ConfigError:
+    """``problem`` with where the URL came from and what to do there."""
+    if source == URL_FLAG:
+        fix = f"pass the runtime's base URL, like --url {_URL_EXAMPLE}"
+    elif source == URL_ENV:
+        fix = f"set {URL_ENV} to the runtime's base URL, like {_URL_EXAMPLE}, or unset it"
+    else:
+        fix = f"log in again with `introspection login --url {_URL_EXAMPLE}`"
+    return ConfigError(f"{problem} (from {source}); {fix}")
 
 
 def _is_loopback(host: str) -> bool:
@@ -148,20 +207,25 @@ def resolve_credentials(environ: Mapping[str, str]) -> Credentials:
     stored = load_stored(environ)
     if env_token.strip():
         token = check_token(env_token, source=TOKEN_ENV)
-        url = env_url or (stored.url if stored else "")
-        if not url:
+        if env_url:
+            return Credentials(url=normalize_url(env_url, source=URL_ENV), token=token)
+        if stored is None:
             raise ConfigError(f"{TOKEN_ENV} is set but no runtime URL is: set {URL_ENV} too")
-        return Credentials(url=normalize_url(url), token=token)
+        return Credentials(url=stored_url(stored, environ), token=token)
     if stored is None:
         raise ConfigError(f"not logged in to a runtime; {_LOGIN_HINT} (or set {TOKEN_ENV})")
-    if env_url and normalize_url(env_url) != normalize_url(stored.url):
+    url = stored_url(stored, environ)
+    if env_url and normalize_url(env_url, source=URL_ENV) != url:
         raise ConfigError(
-            f"{URL_ENV} points at {normalize_url(env_url)} but you are logged in to "
-            f"{stored.url}; set {TOKEN_ENV} for that runtime, or log in to it"
+            f"{URL_ENV} points at {normalize_url(env_url, source=URL_ENV)} but you are logged "
+            f"in to {url}; set {TOKEN_ENV} for that runtime, or log in to it"
         )
-    return Credentials(
-        url=normalize_url(stored.url), token=check_token(stored.token, source="the stored login")
-    )
+    return Credentials(url=url, token=check_token(stored.token, source="the stored login"))
+
+
+def stored_url(stored: Credentials, environ: Mapping[str, str]) -> str:
+    """The stored login's URL, checked like any other (the file may have been edited)."""
+    return normalize_url(stored.url, source=f"the stored login {credentials_path(environ)}")
 
 
 def save_credentials(credentials: Credentials, environ: Mapping[str, str]) -> Path:
