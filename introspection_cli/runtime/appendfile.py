@@ -13,6 +13,7 @@ from pathlib import Path
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.fixture import line_conversation_id, parse_fixture_line, verify_fixture
 from introspection_cli.fsutil import atomic_write_bytes
+from introspection_cli.runtime.localfiles import NotARegularFile, read_file
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
 _IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})
@@ -45,10 +46,13 @@ def read_existing(path: Path) -> ExistingFile:
     if not target.parent.is_dir():
         raise UsageError(f"--append-to {path}: directory {target.parent} does not exist")
     try:
-        content = target.read_bytes()
+        content = read_file(target)
     except FileNotFoundError:
         return ExistingFile(path=target, exists=False, content=b"",
                             conversation_ids=frozenset(), row_count=0)
+    except NotARegularFile as exc:
+        raise UsageError(f"--append-to {path} is {exc.kind}, not a regular file; pass a "
+                         f"calibration file (judges/<judge>{CALIBRATION_SUFFIX})") from None
     except OSError as exc:
         raise UsageError(f"--append-to {path}: cannot read it ({exc.strerror})") from None
     return _scan(target, content)
@@ -118,9 +122,12 @@ def write_appended(existing: ExistingFile, rows: list[bytes]) -> None:
     meanwhile): writing would silently drop that change.
     """
     try:
-        current: bytes | None = existing.path.read_bytes()
+        current: bytes | None = read_file(existing.path)
     except FileNotFoundError:
         current = None
+    except NotARegularFile as exc:
+        raise DataError(f"{existing.path} changed while exporting (it is now {exc.kind}); "
+                        "nothing was written") from None
     except OSError as exc:
         raise DataError(f"cannot re-read {existing.path} before writing ({exc.strerror})") from None
     if current != (existing.content if existing.exists else None):

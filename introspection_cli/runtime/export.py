@@ -19,6 +19,7 @@ from introspection_cli.runtime.auth import ClientFactory, default_client_factory
 from introspection_cli.runtime.credentials import resolve_credentials
 from introspection_cli.runtime.ids import read_ids_file
 from introspection_cli.runtime.interface import ExportBatch, RuntimeApi
+from introspection_cli.runtime.localfiles import NotARegularFile, refuse_non_regular
 
 FORMATS = ("json",)
 
@@ -100,8 +101,11 @@ def _check_output(options: ExportOptions) -> None:
     output = options.output
     if output is None:
         return
-    if output.is_dir():
-        raise UsageError(f"--output {output} is a directory; pass a file name")
+    try:
+        refuse_non_regular(output)
+    except NotARegularFile as exc:
+        raise UsageError(f"--output {output} is {exc.kind}, not a regular file; pass a file "
+                         "name (without --output, rows go to stdout)") from None
     if output.exists() and not options.force:
         raise UsageError(f"--output {output} already exists; pass --force to replace it, "
                          "or --append-to to add rows to a calibration file")

@@ -7,6 +7,10 @@ from pathlib import Path
 
 from introspection_cli.errors import UsageError
 from introspection_cli.runtime.interface import MAX_IDS_PER_EXPORT
+from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+
+#: Far more than 20 ids with comments need; a bound for a pipe that never ends.
+MAX_IDS_FILE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +30,11 @@ def parse_ids(text: str, *, source: str = "the ids file") -> IdsFile:
     ids: list[str] = []
     seen: set[str] = set()
     duplicates: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        value = raw.split("#", 1)[0].strip()
+    # Lines end at \n only (a \r before it is dropped), as eval and check count them:
+    # str.splitlines would also break at U+2028, \x0b, \x0c or \x85, and shift every
+    # line number after one.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        value = raw.removesuffix("\r").split("#", 1)[0].strip()
         if not value:
             continue
         if any(char.isspace() for char in value):
@@ -51,15 +58,23 @@ def parse_ids(text: str, *, source: str = "the ids file") -> IdsFile:
 
 
 def read_ids_file(path: Path) -> IdsFile:
-    """Read and parse an ids file (UTF-8)."""
+    """Read and parse an ids file (UTF-8): a regular file, or a pipe (``<(command)``).
+
+    Never blocks on a FIFO nobody writes to, nor reads a device forever.
+    """
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = read_file(path, limit=MAX_IDS_FILE_BYTES, allow_pipe=True)
     except FileNotFoundError:
         raise UsageError(f"ids file {path} does not exist") from None
-    except IsADirectoryError:
-        raise UsageError(f"ids file {path} is a directory; pass a file") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"ids file {path} is not UTF-8 text (byte {exc.start})") from None
+    except NotARegularFile as exc:
+        raise UsageError(f"ids file {path} is {exc.kind}; pass a file") from None
+    except FileTooLarge:
+        raise UsageError(f"ids file {path} is larger than {MAX_IDS_FILE_BYTES // 1024} KiB; an "
+                         f"ids file lists at most {MAX_IDS_PER_EXPORT} conversation ids") from None
     except OSError as exc:
         raise UsageError(f"cannot read ids file {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"ids file {path} is not UTF-8 text (byte {exc.start})") from None
     return parse_ids(text, source=str(path))
