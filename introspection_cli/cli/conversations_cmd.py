@@ -21,10 +21,12 @@ def get(
         "--ids-file", help="Conversation ids, one per line (# comments and blank lines ignored; "
         "at most 20).")] = None,
     judge_fixtures: Annotated[bool, typer.Option(
-        "--judge-fixtures", help="Export judge_fixture calibration rows (needs --ids-file).",
+        "--judge-fixtures", help="Export judge_fixture calibration rows (needs --ids-file and "
+        "--format json).",
     )] = False,
-    output_format: Annotated[str, typer.Option(
-        "--format", help="Output format; json (one object per line) is the only one.")] = "json",
+    output_format: Annotated[str | None, typer.Option(
+        "--format", help="Output format: json (one object per line), the only one. Required "
+        "with --judge-fixtures; otherwise json when left out.", show_default=False)] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", help="Write to this file instead of stdout (refuses to replace one).",
     )] = None,

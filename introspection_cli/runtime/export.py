@@ -30,7 +30,7 @@ class ExportOptions:
 
     ids_file: Path | None
     judge_fixtures: bool = False
-    format: str = "json"
+    format: str | None = None  # None: not given, which means json unless --judge-fixtures
     output: Path | None = None
     append_to: Path | None = None
     force: bool = False
@@ -55,12 +55,22 @@ class ExportResult:
 
 
 def validate_options(options: ExportOptions) -> None:
-    """Reject flag combinations before anything is read or requested (exit 2)."""
-    if options.format not in FORMATS:
-        raise UsageError(f"--format {options.format!r} is not supported; the only format is json")
+    """Reject flag combinations before anything is read or requested (exit 2).
+
+    SPEC §3.3: ``--judge-fixtures`` requires ``--ids-file`` and ``--format json``,
+    spelled out, so a script states the format the calibration file depends on.
+    """
+    if options.format is not None and options.format not in FORMATS:
+        raise UsageError(f"--format {options.format!r} is not supported; the only format is "
+                         "json: pass --format json")
+    if options.judge_fixtures and (options.ids_file is None or options.format is None):
+        missing = [flag for flag, absent in (("--ids-file FILE (one conversation id per line)",
+                                              options.ids_file is None),
+                                             ("--format json", options.format is None)) if absent]
+        raise UsageError(f"--judge-fixtures requires {' and '.join(missing)}; "
+                         f"add {'them' if len(missing) > 1 else 'it'} to the command")
     if options.ids_file is None:
-        what = "--judge-fixtures requires" if options.judge_fixtures else "pass"
-        raise UsageError(f"{what} --ids-file FILE (one conversation id per line)")
+        raise UsageError("pass --ids-file FILE (one conversation id per line)")
     if options.output is not None and options.append_to is not None:
         raise UsageError("--output and --append-to are mutually exclusive; pick one")
     if options.append_to is not None and not options.judge_fixtures:

@@ -31,15 +31,23 @@ def get_fixtures(cli: Cli, *extra: str, ids: str = "ids.txt") -> Any:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--judge-fixtures"], "--judge-fixtures requires --ids-file"),
+    (["--judge-fixtures", "--format", "json"], "--judge-fixtures requires --ids-file"),
     ([], "--ids-file"),
     (["--ids-file", "ids.txt", "--judge-fixtures", "--format", "csv"], "only format is json"),
-    (["--ids-file", "ids.txt", "--judge-fixtures", "--output", "a.jsonl",
+    (["--ids-file", "ids.txt", "--format", "csv"], "pass --format json"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--format", "JSON"], "pass --format json"),
+    (["--ids-file", "ids.txt", "--judge-fixtures"], "--judge-fixtures requires --format json"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--output", "o.jsonl"],
+     "--judge-fixtures requires --format json; add it to the command"),
+    (["--judge-fixtures", "--ids-file", "ids.txt", "--append-to", "a.calibration.jsonl"],
+     "--judge-fixtures requires --format json"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--format", "json", "--output", "a.jsonl",
       "--append-to", "a.calibration.jsonl"], "mutually exclusive"),
     (["--ids-file", "ids.txt", "--append-to", "a.calibration.jsonl"], "requires --judge-fixtures"),
-    (["--ids-file", "ids.txt", "--judge-fixtures", "--append-to", "judge.yaml"],
-     ".calibration.jsonl"),
-    (["--ids-file", "ids.txt", "--judge-fixtures", "--append-to", "no/such/a.calibration.jsonl"],
-     "does not exist"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--format", "json", "--append-to",
+      "judge.yaml"], ".calibration.jsonl"),
+    (["--ids-file", "ids.txt", "--judge-fixtures", "--format", "json", "--append-to",
+      "no/such/a.calibration.jsonl"], "does not exist"),
     (["--ids-file", "missing.txt"], "does not exist"),
     (["--ids-file", "ids.txt", "--force"], "--force only applies to --output"),
 ])
@@ -130,10 +138,13 @@ def test_output_force_replaces_the_file(logged_in: Cli, runtime: StubRuntime) ->
     assert Path("rows.jsonl").read_bytes() == line(make_fixture("conv_02", runtime.url))
 
 
-def test_plain_bundles_without_judge_fixtures(logged_in: Cli, runtime: StubRuntime) -> None:
+@pytest.mark.parametrize("format_flag", [[], ["--format", "json"]], ids=["no --format", "json"])
+def test_plain_bundles_without_judge_fixtures(
+    logged_in: Cli, runtime: StubRuntime, format_flag: list[str]
+) -> None:
     ids_file("conv_01", "conv_02")
 
-    result = logged_in("conversations", "get", "--ids-file", "ids.txt")
+    result = logged_in("conversations", "get", "--ids-file", "ids.txt", *format_flag)
 
     assert result.exit_code == 0, result.stderr
     rows = [json.loads(raw) for raw in result.stdout.splitlines()]
