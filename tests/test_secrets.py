@@ -162,14 +162,15 @@ def run_every_command(s: Scenario, openai: StubModelServer, runtime: StubRuntime
     s.run("login", "--url", runtime.url, "--token-stdin", stdin=TOKEN + "\n", expect=0)
     assert leaks(s.credentials.read_bytes()), "the search must find the stored token"
     get = ["conversations", "get", "--ids-file", str(ids)]
-    s.run(*get, "--judge-fixtures", "--output", str(s.root / "out" / "export.jsonl"), expect=1)
-    s.run(*get, "--judge-fixtures", "--append-to",
+    fixtures = [*get, "--judge-fixtures", "--format", "json"]
+    s.run(*fixtures, "--output", str(s.root / "out" / "export.jsonl"), expect=1)
+    s.run(*fixtures, "--append-to",
           str(recipe / "judges" / "billing.calibration.jsonl"), expect=1)
     s.run(*get, expect=1)
     runtime.script(json_reply(401, {"error": {"message": "token revoked"}}))
-    s.run(*get, "--judge-fixtures", expect=2)
+    s.run(*fixtures, expect=2)
     runtime.script(*[json_reply(503, {"error": {"message": "busy"}}, Retry_After="0")] * 3)
-    s.run(*get, "--judge-fixtures", expect=3)
+    s.run(*fixtures, expect=3)
     s.run(*get, expect=3, env={"INTROSPECTION_API_URL": closed_port_url(),
                                "INTROSPECTION_TOKEN": TOKEN})
     s.run(*get, expect=1, env={"INTROSPECTION_TOKEN": TOKEN})
