@@ -5,7 +5,17 @@ about as much as the whole rest of a check. The schemas in ``schemas/`` stay
 the contract (editors and ``check-jsonschema`` use them); this module
 validates against them with Draft 2020-12 semantics for the keywords below,
 and refuses a schema using any other keyword. A property test proves it
-reports the same errors (path and keyword) as ``jsonschema``.
+reports the same errors (path and keyword) as ``jsonschema`` except in two
+places, on purpose (the test's oracle is ``jsonschema`` with these two meanings):
+
+* ``pattern`` is an ECMA-262 regular expression (JSON Schema's dialect), not a
+  Python one: ``$`` is the end of the string, where Python's ``$`` also matches
+  before a final newline (so ``^[a-z]+$`` let ``"name\\n"`` through, as
+  ``jsonschema`` does, python-jsonschema/jsonschema#576); ``.``, ``\\d``, ``\\s``
+  and ``\\w`` keep their ECMA meanings too (:func:`python_pattern`).
+* NaN (YAML's ``.nan``; JSON has none, so the specification never meets it) is
+  outside every ``minimum`` and ``maximum``: ``jsonschema`` compares ``nan < 0``
+  and ``nan > 2``, both false, and lets ``temperature: .nan`` through.
 """
 
 from __future__ import annotations
@@ -84,6 +94,8 @@ def _check_keywords(schema: Any) -> None:
         elif keyword.startswith("x-") or keyword in _ANNOTATIONS:
             if keyword == "$defs":
                 _check_keywords(value)
+        elif keyword == "pattern":
+            _compiled(value)  # raises UnsupportedSchema now rather than mid-validation
         elif keyword in _SUPPORTED:
             _check_keywords(value)
         else:
@@ -125,7 +137,79 @@ def _equal(a: Any, b: Any) -> bool:
 
 @cache
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    return re.compile(python_pattern(pattern))
+
+
+#: ECMA-262 WhiteSpace and LineTerminator: what ``\s`` means in a JSON Schema pattern.
+_ECMA_SPACE = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_ESCAPES = {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]",
+            "s": f"[{_ECMA_SPACE}]", "S": f"[^{_ECMA_SPACE}]"}
+_CLASS_ESCAPES = {"d": "0-9", "w": "A-Za-z0-9_", "s": _ECMA_SPACE}
+_UNTRANSLATED = frozenset("bBkcpPDSW")  # after a backslash; D S W only inside a class
+_GROUPS = ("(?:", "(?=", "(?!")
+
+
+def python_pattern(ecma: str) -> str:
+    """An ECMA-262 ``pattern`` as a Python ``re`` pattern with the same meaning.
+
+    ``$`` becomes ``\\Z`` (the end of the string), ``.`` excludes every line
+    terminator, ``\\d`` and ``\\w`` are ASCII and ``\\s`` is ECMA's white space.
+    Raises :class:`UnsupportedSchema` for syntax this does not translate (word
+    boundaries, named groups, property escapes...).
+    """
+    out: list[str] = []
+    pos = 0
+    while pos < len(ecma):
+        char = ecma[pos]
+        if char == "\\":
+            escaped = ecma[pos + 1:pos + 2]
+            if escaped in _ESCAPES:
+                out.append(_ESCAPES[escaped])
+            elif not escaped or escaped in _UNTRANSLATED:
+                raise UnsupportedSchema(f"pattern {ecma!r}: \\{escaped} is not supported")
+            else:
+                out.append(ecma[pos:pos + 2])
+            pos += 2
+        elif char == "[":
+            pos = _translate_class(ecma, pos, out)
+        elif char == "(" and ecma.startswith("(?", pos) and not ecma.startswith(_GROUPS, pos):
+            raise UnsupportedSchema(f"pattern {ecma!r}: only (?: (?= (?! groups are supported")
+        else:
+            out.append({"$": "\\Z", ".": "[^\n\r\u2028\u2029]"}.get(char, char))
+            pos += 1
+    return "".join(out)
+
+
+def _translate_class(ecma: str, start: int, out: list[str]) -> int:
+    """Translate the class ``[...]`` at ``start`` into ``out``; return the position after it."""
+    pos = start + 1
+    negated = ecma.startswith("^", pos)
+    pos += negated
+    body: list[str] = []
+    while pos < len(ecma) and ecma[pos] != "]":
+        char = ecma[pos]
+        if char == "\\":
+            escaped = ecma[pos + 1:pos + 2]
+            in_range = (len(body) > 1 and body[-1] == "-") or (
+                ecma.startswith("-", pos + 2) and not ecma.startswith("-]", pos + 2))
+            if escaped in _CLASS_ESCAPES and not in_range:
+                body.append(_CLASS_ESCAPES[escaped])
+            elif not escaped or escaped in _CLASS_ESCAPES or (
+                    escaped in _UNTRANSLATED and escaped != "b"):
+                raise UnsupportedSchema(f"pattern {ecma!r}: [\\{escaped}] is not supported")
+            else:
+                body.append(ecma[pos:pos + 2])  # [\b] is a backspace in both
+            pos += 2
+        else:
+            body.append("\\" + char if char in "[&~|" else char)  # literal in ECMA
+            pos += 1
+    if pos >= len(ecma):
+        raise UnsupportedSchema(f"pattern {ecma!r}: unterminated character class")
+    if not body:  # ECMA's [] matches nothing and [^] anything; Python has neither
+        out.append("(?s:.)" if negated else "(?!)")
+    else:
+        out.append(f"[{'^' if negated else ''}{''.join(body)}]")
+    return pos + 1
 
 
 Path = tuple[str | int, ...]
@@ -230,7 +314,8 @@ _KEYWORDS: dict[str, Any] = {
     "maxItems": _bound("maxItems", list, len, lambda m, b: m > b),
     "minLength": _bound("minLength", str, len, lambda m, b: m < b),
     "maxLength": _bound("maxLength", str, len, lambda m, b: m > b),
-    "minimum": _bound("minimum", (int, float), lambda x: x, lambda m, b: m < b),
-    "maximum": _bound("maximum", (int, float), lambda x: x, lambda m, b: m > b),
+    # "not in range" rather than "below" / "above": NaN is in no range (module docstring)
+    "minimum": _bound("minimum", (int, float), lambda x: x, lambda m, b: not m >= b),
+    "maximum": _bound("maximum", (int, float), lambda x: x, lambda m, b: not m <= b),
     "pattern": _pattern, "allOf": _all_of, "anyOf": _any_of, "if": _if,
 }

@@ -7,10 +7,10 @@ from typing import Any
 
 from introspection_cli.diagnostics import Diagnostic, Severity, error, warning
 from introspection_cli.recipe.model import Judge, LlmConfig, Matcher, ValueMatcher
-from introspection_cli.recipe.regex_literal import LiteralError, parse_value
+from introspection_cli.recipe.regex_literal import LiteralError, RegexBudget, parse_value
 from introspection_cli.recipe.schema_check import validate
 from introspection_cli.recipe.source import read_yaml
-from introspection_cli.recipe.yamlload import Document
+from introspection_cli.recipe.yamlload import Document, escape_text, quote
 
 #: Plain (non-regex) values these fields can take; any other plain value never matches.
 _CLOSED_VALUES = {("message", "role"): ("user", "assistant", "system"),
@@ -27,6 +27,7 @@ def check_judge_file(path: Path, display: str) -> tuple[list[Diagnostic], Judge 
     matchers, gate_found = _gate(document, display)
     found.extend(gate_found)
     found.extend(_lint(document, display))
+    found.extend(_provider_rules(document, display))
     if any(d.severity is Severity.ERROR for d in found):
         return found, None
     return found, _build(document.data, path, matchers)
@@ -35,21 +36,25 @@ def check_judge_file(path: Path, display: str) -> tuple[list[Diagnostic], Judge 
 def _name_rules(document: Document, path: Path, display: str) -> list[Diagnostic]:
     name = document.data.get("name")
     stem = path.name.removesuffix(".yaml").removesuffix(".yml")
-    if isinstance(name, str) and name and name != stem:
+    # A name that differs only by white space (a `|` block's line break) is invalid-name alone.
+    if isinstance(name, str) and name and name != stem and name.strip() != stem:
         mark = document.positions.value(("name",))
         return [error(display, mark.line, mark.column, "name-mismatch",
-                      f"judge name '{name}' does not match its file name '{path.name}'",
-                      f"rename the file to {name}.yaml or set name: {stem}")]
+                      f"judge name {quote(name)} does not match its file name "
+                      f"{quote(path.name)}",
+                      f"rename the file to {escape_text(name)}.yaml or set name: "
+                      f"{escape_text(stem)}")]
     return []
 
 
 def _gate(document: Document, display: str) -> tuple[list[Matcher] | None, list[Diagnostic]]:
-    """Parse the ``on`` matchers' values; regex literals are compiled here."""
+    """Parse the ``on`` matchers' values; regex literals are compiled here, within one budget."""
     gate = document.data.get("on")
     if not isinstance(gate, list):
         return None, []
     matchers: list[Matcher] = []
     found: list[Diagnostic] = []
+    budget = RegexBudget()
     for index, entry in enumerate(gate):
         if not isinstance(entry, dict) or not isinstance(entry.get("event"), str):
             continue
@@ -59,7 +64,7 @@ def _gate(document: Document, display: str) -> tuple[list[Matcher] | None, list[
             if not isinstance(raw, str):
                 continue  # reported by the schema
             at = ("on", index, "match", field)
-            parsed = parse_value(raw)
+            parsed = parse_value(raw, budget)
             mark = document.positions.value(at)
             if isinstance(parsed, LiteralError):
                 found.append(error(display, mark.line, mark.column, parsed.code,
@@ -70,7 +75,7 @@ def _gate(document: Document, display: str) -> tuple[list[Matcher] | None, list[
             if allowed and not parsed.is_regex and raw not in allowed:
                 found.append(error(
                     display, mark.line, mark.column, "invalid-value",
-                    f"{field} {raw!r} never matches a {entry['event']} event",
+                    f"{field} {quote(raw)} never matches a {entry['event']} event",
                     f"use one of: {', '.join(allowed)} (or a /regex/)"))
         line = document.positions.value(("on", index)).line
         matchers.append(Matcher(entry["event"], fields, line))
@@ -87,6 +92,18 @@ def _lint(document: Document, display: str) -> list[Diagnostic]:
                     "this judge has no gate and its instructions never mention "
                     "not_applicable",
                     "say when to return not_applicable, or add an `on:` gate")]
+
+
+def _provider_rules(document: Document, display: str) -> list[Diagnostic]:
+    """Settings the judge's provider ignores."""
+    llm = document.data.get("llm")
+    if not isinstance(llm, dict) or llm.get("provider") != "anthropic" or "temperature" not in llm:
+        return []
+    mark = document.positions.value(("llm", "temperature"))
+    return [warning(display, mark.line, mark.column, "temperature-ignored",
+                    "the anthropic provider does not send temperature (Anthropic's Messages "
+                    "API takes no sampling parameters since API version 2026-10-21); this "
+                    "value has no effect", "remove temperature, or use provider openai")]
 
 
 def _build(data: dict[str, Any], path: Path, matchers: list[Matcher] | None) -> Judge:

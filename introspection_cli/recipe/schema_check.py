@@ -10,7 +10,7 @@ from typing import Any
 from introspection_cli.diagnostics import Diagnostic, error
 from introspection_cli.recipe.minischema import SchemaError as ValidationError
 from introspection_cli.recipe.minischema import Validator
-from introspection_cli.recipe.yamlload import Document, PathT
+from introspection_cli.recipe.yamlload import Document, PathT, escape_text, quote
 from introspection_cli.resources import load_schema
 
 _TYPE_NAMES = {"string": "a string", "object": "a mapping", "array": "a list",
@@ -32,10 +32,14 @@ def validate(document: Document, schema_name: str, display_path: str) -> list[Di
 
 
 def describe_path(path: PathT) -> str:
-    """``('on', 0, 'match', 'role')`` -> ``on[0].match.role``."""
+    """``('on', 0, 'match', 'role')`` -> ``on[0].match.role`` (keys escaped, see escape_text)."""
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            key = escape_text(part if len(part) <= 40 else part[:39] + "…")
+            text += f".{key}" if text else key
     return text or "the top level"
 
 
@@ -70,7 +74,8 @@ def _diagnostics(err: ValidationError, doc: Document, path_text: str) -> Iterato
             close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'?" if close else (
                 f"allowed keys here: {', '.join(allowed)}" if allowed else None)
-            yield make("unknown-key", f"unknown key '{key}'{where_in}", hint, at=(*path, key))
+            yield make("unknown-key", f"unknown key {quote(key)}{where_in}", hint,
+                       at=(*path, key))
     elif keyword == "required" and isinstance(err.instance, dict):
         for key in schema.get("required", []):
             if key not in err.instance:
@@ -86,7 +91,7 @@ def _diagnostics(err: ValidationError, doc: Document, path_text: str) -> Iterato
     elif keyword in ("enum", "const"):
         options: list[Any] = list(wanted) if keyword == "enum" else [wanted]
         close = difflib.get_close_matches(str(err.instance), [str(o) for o in options], n=1)
-        yield make("invalid-value", f"{where} is {err.instance!r}; expected one of: "
+        yield make("invalid-value", f"{where} is {_shown(err.instance)}; expected one of: "
                    f"{', '.join(str(o) for o in options)}",
                    f"did you mean '{close[0]}'?" if close else None)
     else:
@@ -104,10 +109,13 @@ def _constraint(err: ValidationError, keyword: str, where: str, schema: dict[str
         if code == "empty-value":
             return make(code, f"{where} must not be blank")
         if code == "invalid-name":
-            return make(code, f"{where} {err.instance!r} is not lowercase kebab-case",
-                        "use ASCII lowercase letters, digits and single hyphens, "
-                        "e.g. billing-request-handling")
-        return make(code, f"{where} {err.instance!r} does not match {value}")
+            hint = ("use ASCII lowercase letters, digits and single hyphens, "
+                    "e.g. billing-request-handling")
+            if isinstance(err.instance, str) and err.instance.endswith("\n"):
+                hint = ("remove the line break at its end: a `|` block keeps one, so write "
+                        "the name on the key's line")
+            return make(code, f"{where} {_shown(err.instance)} is not lowercase kebab-case", hint)
+        return make(code, f"{where} {_shown(err.instance)} does not match {value}")
     if keyword in ("minLength", "minItems") and value == 1:
         return make("empty-value", f"{where} must not be empty")
     if keyword in ("maxLength", "maxItems"):
@@ -116,5 +124,10 @@ def _constraint(err: ValidationError, keyword: str, where: str, schema: dict[str
         bounds = f"between {schema.get('minimum')} and {schema.get('maximum')}"
         if "maximum" not in schema:
             bounds = f"at least {schema.get('minimum')}"
-        return make("out-of-range", f"{where} is {err.instance!r}; it must be {bounds}")
-    return make("invalid-value", f"{where}: {err.message}")
+        return make("out-of-range", f"{where} is {_shown(err.instance)}; it must be {bounds}")
+    return make("invalid-value", f"{where}: {escape_text(err.message)}")
+
+
+def _shown(value: Any) -> str:
+    """A value from the user's file as a message shows it."""
+    return quote(value) if isinstance(value, str) else escape_text(repr(value)[:80])

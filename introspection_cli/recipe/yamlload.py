@@ -24,7 +24,12 @@ import yaml
 
 try:  # libyaml is much faster; the pure-Python parser gives the same nodes
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
+
+    #: libyaml reports a bad character's position as a byte offset into the UTF-8
+    #: text (the pure-Python reader, as a character offset).
+    _READER_OFFSET_IN_BYTES = True
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    _READER_OFFSET_IN_BYTES = False
 
     class _Parser(yaml.reader.Reader, yaml.scanner.Scanner,  # type: ignore[no-redef]
                   yaml.parser.Parser, yaml.composer.Composer):
@@ -56,6 +61,28 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
 _NAN = re.compile(r"\.(nan|NaN|NAN)")
 _NUMBER_START = frozenset("0123456789+-.")
+
+
+#: Longest piece of user text a message quotes.
+QUOTE_LIMIT = 80
+
+
+def escape_text(text: str) -> str:
+    """``text`` with each non-printable character (newline, tab, other controls, bidi
+    overrides, lone surrogates) written as a Python escape such as ``\\n``.
+
+    User text in a message goes through here (or :func:`quote`), so a key or a
+    name cannot break a diagnostic's single line (SPEC §3.1) or a reporter's format.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """User text as a message shows it: single-quoted, escaped, cut after ``limit`` characters."""
+    shown = text if len(text) <= limit else text[:limit - 1] + "…"
+    return f"'{escape_text(shown)}'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,18 +215,25 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, line_offset: int) -> YamlProblem:
         hint = "YAML indentation must use spaces, not tabs"
     elif "expected a single document" in problem:
         hint = "keep one document per file (remove the extra '---')"
-    return YamlProblem("yaml-syntax", f"invalid YAML: {problem}", where, hint)
+    return YamlProblem("yaml-syntax", f"invalid YAML: {escape_text(problem)}", where, hint)
 
 
 def _reader_problem(exc: yaml.YAMLError, text: str, line_offset: int) -> YamlProblem:
     position = getattr(exc, "position", None)
     mark = None
     if isinstance(position, int):
+        if _READER_OFFSET_IN_BYTES:
+            position = character_offset(text, position)
         line_start = text.rfind("\n", 0, position) + 1
         mark = Mark(text.count("\n", 0, position) + 1 + line_offset, position - line_start + 1)
     reason = getattr(exc, "reason", None) or "a character YAML does not allow"
     return YamlProblem("yaml-syntax", f"invalid YAML: {reason}", mark,
                        "remove control characters from the file")
+
+
+def character_offset(text: str, byte_offset: int) -> int:
+    """The index in ``text`` of the character at ``byte_offset`` of its UTF-8 encoding."""
+    return len(text.encode("utf-8", "surrogatepass")[:byte_offset].decode("utf-8", "ignore"))
 
 
 class _Builder:
@@ -274,7 +308,7 @@ class _Builder:
             if key in first_seen:
                 raise YamlProblem(
                     "yaml-duplicate-key",
-                    f"duplicate key '{key}' (first defined on line {first_seen[key].line})",
+                    f"duplicate key {quote(key)} (first defined on line {first_seen[key].line})",
                     key_mark, "keep one of the two; YAML does not allow repeating a key")
             first_seen[key] = key_mark
             child_path = (*path, key)
@@ -292,7 +326,7 @@ class _Builder:
 
     def _check_tag(self, node: yaml.Node, expected: str, what: str) -> None:
         if node.tag not in (expected, "!"):
-            raise YamlProblem("yaml-tag", f"unsupported tag '{node.tag}' on {what}",
+            raise YamlProblem("yaml-tag", f"unsupported tag {quote(node.tag)} on {what}",
                               self.mark(node), "remove the tag")
 
     def _scalar(self, node: yaml.ScalarNode) -> Hashable:
@@ -309,8 +343,8 @@ class _Builder:
         if wanted is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if wanted is None or type(value) is not wanted:
-            raise YamlProblem("yaml-tag", f"unsupported or mismatched tag '{tag}' on "
-                              f"'{text}'", self.mark(node), "remove the tag")
+            raise YamlProblem("yaml-tag", f"unsupported or mismatched tag {quote(tag)} on "
+                              f"{quote(text)}", self.mark(node), "remove the tag")
         return value
 
 

@@ -11,8 +11,11 @@ from hypothesis import strategies as st
 from introspection_cli.recipe.yamlload import (
     Mark,
     YamlProblem,
+    character_offset,
     decode,
+    escape_text,
     load_mapping,
+    quote,
     resolve_core_scalar,
 )
 
@@ -133,3 +136,49 @@ def test_json_shaped_yaml_round_trips(data: dict[str, object]) -> None:
     # JSON is YAML 1.2 (PyYAML's emitter is not: it writes 1.1, e.g. an unquoted '0E0').
     assert load_mapping(json.dumps(data, ensure_ascii=False)).data == data
     assert load_mapping(json.dumps(data, ensure_ascii=False, indent=2)).data == data
+
+
+@pytest.mark.parametrize(("text", "mark"), [
+    ("a: 'éééééééééééééééééééé'\nb: \x01\n", Mark(2, 4)),  # multi-byte text on an earlier line
+    ("a: é\x01\n", Mark(1, 5)),                             # on the same line
+    ("é: 'x'\nb: 'ü€😀' \x02\n", Mark(2, 10)),               # 2-, 3- and 4-byte characters
+    ("😀: 1\n\x7f", Mark(2, 1)),
+    ("\x01", Mark(1, 1)),
+])
+def test_a_control_character_is_reported_where_it_is(text: str, mark: Mark) -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load_mapping(text)
+    assert caught.value.code == "yaml-syntax"
+    assert caught.value.mark == mark
+
+
+def test_a_control_character_in_front_matter_keeps_the_line_offset() -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load_mapping("name: 'ß'\ndescription: 'ß' \x03\n", line_offset=1)
+    assert caught.value.mark == Mark(3, 18)
+
+
+@given(st.text(max_size=30), st.sampled_from("\x01\x02\x08\x7f\x9f\ufffe"), st.text(max_size=30))
+def test_the_reported_position_is_the_control_characters_own(
+        before: str, control: str, after: str) -> None:
+    text = before + control + after
+    index = text.index(control)
+    assert character_offset(text, len(text[:index].encode("utf-8", "surrogatepass"))) == index
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("support-agent\n", "'support-agent\\n'"),
+    ("a\rb\tc\x1b[31m\x85\u2028\u202e", "'a\\rb\\tc\\x1b[31m\\x85\\u2028\\u202e'"),
+    ("\ud800", "'\\ud800'"),
+    ("plain é ß 😀 'q' \\", "'plain é ß 😀 'q' \\'"),
+    ("x" * 100, "'" + "x" * 79 + "…'"),
+])
+def test_quoted_user_text_has_no_control_characters(text: str, shown: str) -> None:
+    assert quote(text) == shown
+
+
+@given(st.text())
+def test_escaped_text_is_printable_and_one_line(text: str) -> None:
+    escaped = escape_text(text)
+    assert escaped.isprintable()
+    assert escaped == text or not text.isprintable()
