@@ -77,8 +77,8 @@ def normalize_url(url: str, *, source: str = URL_FLAG) -> str:
     # would become example.com), and a space would be sent percent-encoded.
     bad = next((i for i, char in enumerate(url) if char.isspace() or not char.isprintable()), None)
     if bad is not None:
-        raise _url_error(source, f"the runtime URL contains a space or control character "
-                                 f"(character {bad + 1})")
+        raise _url_error(source, "the runtime URL contains a space or control character at "
+                                 f"character {bad + 1}")
     shown = _USER_INFO.sub(r"\1***@", url)  # no message below can echo a password
     try:
         parts = urlsplit(url)
