@@ -6,6 +6,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
+def escape_text(text: str) -> str:
+    """``text`` with each non-printable character (newline, tab, other controls, bidi
+    overrides, lone surrogates) written as a Python escape such as ``\\n``.
+
+    User text in a message goes through here (or ``recipe.yamlload.quote``), so a key or a
+    name cannot break a diagnostic's single line (SPEC §3.1) or a reporter's format.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
@@ -44,8 +56,11 @@ class Diagnostic:
         ``severity`` replaces the severity's text (a reporter's coloured version).
         """
         shown = severity if severity is not None else self.severity.value
-        suffix = f" ({self.hint})" if hint and self.hint else ""
-        return f"{self.location}: {shown}[{self.code}] {self.message}{suffix}"
+        suffix = f" ({escape_text(self.hint)})" if hint and self.hint else ""
+        # Rules quote user text escaped already; this keeps every diagnostic on one
+        # line whatever a message or a file name holds (SPEC §3.1).
+        return (f"{escape_text(self.location)}: {shown}[{self.code}] "
+                f"{escape_text(self.message)}{suffix}")
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line or 0, self.column or 0, self.code)
@@ -64,9 +79,13 @@ class Diagnostic:
 
 def error(path: str, line: int | None, column: int | None, code: str, message: str,
           hint: str | None = None) -> Diagnostic:
-    return Diagnostic(path, line, column, Severity.ERROR, code, message, hint)
+    """An error; user text in ``message`` and ``hint`` is escaped (:func:`escape_text`)."""
+    return Diagnostic(path, line, column, Severity.ERROR, code, escape_text(message),
+                      None if hint is None else escape_text(hint))
 
 
 def warning(path: str, line: int | None, column: int | None, code: str, message: str,
             hint: str | None = None) -> Diagnostic:
-    return Diagnostic(path, line, column, Severity.WARNING, code, message, hint)
+    """A warning; user text in ``message`` and ``hint`` is escaped (:func:`escape_text`)."""
+    return Diagnostic(path, line, column, Severity.WARNING, code, escape_text(message),
+                      None if hint is None else escape_text(hint))

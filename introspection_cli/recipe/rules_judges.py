@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.diagnostics import Diagnostic, Severity, error, warning
+from introspection_cli.diagnostics import Diagnostic, Severity, error, escape_text, warning
 from introspection_cli.recipe.model import Judge, LlmConfig, Matcher, ValueMatcher
 from introspection_cli.recipe.regex_literal import LiteralError, RegexBudget, parse_value
 from introspection_cli.recipe.schema_check import validate
 from introspection_cli.recipe.source import read_yaml
-from introspection_cli.recipe.yamlload import Document, escape_text, quote
+from introspection_cli.recipe.yamlload import Document, quote
 
 #: Plain (non-regex) values these fields can take; any other plain value never matches.
 _CLOSED_VALUES = {("message", "role"): ("user", "assistant", "system"),

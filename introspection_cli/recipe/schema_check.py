@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
-from introspection_cli.diagnostics import Diagnostic, error
+from introspection_cli.diagnostics import Diagnostic, error, escape_text
 from introspection_cli.recipe.minischema import SchemaError as ValidationError
 from introspection_cli.recipe.minischema import Validator
-from introspection_cli.recipe.yamlload import Document, PathT, escape_text, quote
+from introspection_cli.recipe.yamlload import Document, PathT, quote
 from introspection_cli.resources import load_schema
 
 _TYPE_NAMES = {"string": "a string", "object": "a mapping", "array": "a list",
