@@ -15,12 +15,15 @@ graph; we turn nodes into plain Python values ourselves so that:
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import yaml
+
+from introspection_cli.diagnostics import escape_text
 
 try:  # libyaml is much faster; the pure-Python parser gives the same nodes
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
@@ -65,18 +68,6 @@ _NUMBER_START = frozenset("0123456789+-.")
 
 #: Longest piece of user text a message quotes.
 QUOTE_LIMIT = 80
-
-
-def escape_text(text: str) -> str:
-    """``text`` with each non-printable character (newline, tab, other controls, bidi
-    overrides, lone surrogates) written as a Python escape such as ``\\n``.
-
-    User text in a message goes through here (or :func:`quote`), so a key or a
-    name cannot break a diagnostic's single line (SPEC §3.1) or a reporter's format.
-    """
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
@@ -176,10 +167,11 @@ def load_mapping(text: str, *, line_offset: int = 0, scalars: ScalarMode = "core
         raise YamlProblem("yaml-empty", f"{what} is empty", Mark(1 + line_offset, 1),
                           "add the required keys")
     composer = _Composer(text)
+    lines = _Lines.for_text(text)
     try:
         node = composer.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        raise _syntax_problem(exc, line_offset) from None
+        raise _syntax_problem(exc, line_offset, lines) from None
     except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
         raise _reader_problem(exc, text, line_offset) from None
     except RecursionError:  # the pure-Python composer recurses once per nesting level
@@ -190,7 +182,7 @@ def load_mapping(text: str, *, line_offset: int = 0, scalars: ScalarMode = "core
     if node is None:
         raise YamlProblem("yaml-empty", f"{what} has no content (only comments)",
                           Mark(1 + line_offset, 1), "add the required keys")
-    builder = _Builder(line_offset, scalars)
+    builder = _Builder(line_offset, scalars, lines)
     data = builder.build(node)
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else "a single value"
@@ -199,9 +191,40 @@ def load_mapping(text: str, *, line_offset: int = 0, scalars: ScalarMode = "core
     return Document(data, builder.positions)
 
 
-def _syntax_problem(exc: yaml.MarkedYAMLError, line_offset: int) -> YamlProblem:
+class _Lines:
+    """Positions as YAML 1.2 counts lines, for text where libyaml counts differently.
+
+    libyaml follows YAML 1.1, where NEL (U+0085) and the Unicode line and paragraph
+    separators (U+2028, U+2029) also end a line; YAML 1.2 (and every editor, and
+    the rest of this tool) break lines only at LF, CR LF and CR. For text holding
+    one of those characters, a mark's line and column are recomputed from its
+    character index; other text keeps libyaml's marks as they are (no cost).
+    """
+
+    _BREAK = re.compile(r"\r\n|\r|\n")
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [match.end() for match in self._BREAK.finditer(text)]
+
+    @classmethod
+    def for_text(cls, text: str) -> _Lines | None:
+        return cls(text) if any(char in text for char in "\x85\u2028\u2029") else None
+
+    def position(self, mark: yaml.Mark) -> tuple[int, int]:
+        """0-based (line, column) of ``mark``."""
+        line = bisect.bisect_right(self.starts, mark.index) - 1
+        return line, mark.index - self.starts[line]
+
+
+def _position(mark: yaml.Mark, lines: _Lines | None, line_offset: int) -> Mark:
+    line, column = (mark.line, mark.column) if lines is None else lines.position(mark)
+    return Mark(line + 1 + line_offset, column + 1)
+
+
+def _syntax_problem(exc: yaml.MarkedYAMLError, line_offset: int,
+                    lines: _Lines | None) -> YamlProblem:
     mark = exc.problem_mark or exc.context_mark
-    where = Mark(mark.line + 1 + line_offset, mark.column + 1) if mark else None
+    where = _position(mark, lines, line_offset) if mark else None
     problem = exc.problem or "invalid YAML"
     if "maximum nesting depth" in problem:  # libyaml stops at 1,000 levels
         return YamlProblem("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", where,
@@ -239,15 +262,19 @@ def character_offset(text: str, byte_offset: int) -> int:
 class _Builder:
     """Turns a node graph into Python values, recording positions and enforcing budgets."""
 
-    def __init__(self, line_offset: int, scalars: ScalarMode) -> None:
+    def __init__(self, line_offset: int, scalars: ScalarMode,
+                 lines: _Lines | None = None) -> None:
         self.line_offset = line_offset
         self.scalars = scalars
+        self.lines = lines
         self.positions = Positions()
         self.expanded = 0
         self._done: dict[int, tuple[Any, int]] = {}  # id(node) -> (value, expanded size)
         self._active: set[int] = set()
 
     def mark(self, node: yaml.Node) -> Mark:
+        if self.lines is not None:
+            return _position(node.start_mark, self.lines, self.line_offset)
         return Mark(node.start_mark.line + 1 + self.line_offset, node.start_mark.column + 1)
 
     def build(self, root: yaml.Node) -> Any:

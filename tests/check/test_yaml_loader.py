@@ -182,3 +182,24 @@ def test_escaped_text_is_printable_and_one_line(text: str) -> None:
     escaped = escape_text(text)
     assert escaped.isprintable()
     assert escaped == text or not text.isprintable()
+
+
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])
+@pytest.mark.parametrize("line_break", ["\n", "\r\n", "\r"])
+def test_only_yaml_1_2_line_breaks_count_as_lines(separator: str, line_break: str) -> None:
+    # libyaml (YAML 1.1) also ends a line at NEL and the Unicode separators; YAML 1.2,
+    # editors and the rest of the tool do not.
+    text = line_break.join(["a: 'x{0}y'", "b: \"x{0}y\"", "c: [1,", "    2]", "d: 4", ""])
+    doc = load_mapping(text.format(separator))
+    assert doc.positions.key(("b",)) == Mark(2, 1)
+    assert doc.positions.value(("c", 1)) == Mark(4, 5)
+    assert doc.positions.value(("d",)) == Mark(5, 4)
+
+
+def test_a_syntax_error_after_a_unicode_separator_is_on_its_own_line() -> None:
+    with pytest.raises(YamlProblem) as caught:
+        load_mapping("a: 'x\u2028y'\nb: [1\nc: 2\n")
+    assert caught.value.mark is not None and caught.value.mark.line in (3, 4)
+    with pytest.raises(YamlProblem) as plain:
+        load_mapping("a: 'x y'\nb: [1\nc: 2\n")
+    assert caught.value.mark == plain.value.mark
