@@ -7,6 +7,10 @@ a crash at any point leaves either the old file or the new one, never a mix.
 
 from __future__ import annotations
 
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,8 +123,38 @@ def write_appended(existing: ExistingFile, rows: list[bytes]) -> None:
     """Atomically replace the file with :func:`appended_content`.
 
     Refuses when the file changed since it was read (an editor saved labels
-    meanwhile): writing would silently drop that change.
+    meanwhile): writing would silently drop that change. The re-read and the
+    rename happen under an exclusive lock on the file's directory, so of two
+    exports appending to one file at once, the second sees the first's rows and
+    refuses instead of renaming its own copy over them.
     """
+    with _directory_lock(existing.path):
+        _compare_and_write(existing, rows)
+
+
+@contextmanager
+def _directory_lock(path: Path) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on ``path``'s directory (the file itself is replaced by rename,
+    so a lock on it would not be seen by the next writer)."""
+    directory = path.parent
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise DataError(f"cannot open {directory} to lock it before writing ({exc.strerror}); "
+                        "nothing was written") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise DataError(f"cannot lock {directory} before writing {path.name} "
+                            f"({exc.strerror}); nothing was written") from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _compare_and_write(existing: ExistingFile, rows: list[bytes]) -> None:
     try:
         current: bytes | None = read_file(existing.path)
     except FileNotFoundError:

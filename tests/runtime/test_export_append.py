@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from runtime_harness import Cli
-from stub_runtime import StubRuntime, make_fixture
+from stub_runtime import Reply, StubRuntime, make_fixture
 
 from introspection_cli.runtime.appendfile import appended_content, read_existing
 
@@ -238,3 +241,35 @@ def test_nothing_new_says_nothing_was_written(logged_in: Cli, runtime: StubRunti
     assert result.exit_code == 0, result.stderr
     assert "introspection: nothing written" in result.stderr
     assert "stdout" not in result.stderr
+
+
+def test_concurrent_appends_never_lose_a_row(logged_in: Cli, runtime: StubRuntime) -> None:
+    # Two real processes, both answered late so both read the file before either writes:
+    # without a lock around compare-and-rename, one rename replaced the other's rows while
+    # both said "wrote 1 fixture(s)". Now the second to write sees the change and refuses.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("INTROSPECTION")}
+    env.update({key: value for key, value in logged_in.env.items() if value is not None})
+    Path("a.txt").write_text("conv_01\n")
+    Path("b.txt").write_text("conv_02\n")
+    for _ in range(6):
+        Path(TARGET).write_bytes(compact(labelled("conv_05", runtime.url)) + b"\n")
+        runtime.script(Reply(before=lambda: time.sleep(0.3)), Reply(before=lambda: time.sleep(0.3)))
+        processes = {
+            conversation_id: subprocess.Popen(
+                [sys.executable, "-m", "introspection_cli", "conversations", "get", "--ids-file",
+                 ids_file, "--judge-fixtures", "--format", "json", "--append-to", TARGET],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for conversation_id, ids_file in (("conv_01", "a.txt"), ("conv_02", "b.txt"))}
+        outcomes = {i: (p.wait(30), p.stderr.read().decode() if p.stderr else "")
+                    for i, p in processes.items()}
+        for process in processes.values():
+            if process.stderr:
+                process.stderr.close()
+        written = [json.loads(line)["source"]["conversation_id"]
+                   for line in Path(TARGET).read_bytes().splitlines()]
+        reported = [i for i, (code, _) in outcomes.items() if code == 0]
+        assert written[0] == "conv_05" and sorted(written[1:]) == reported, outcomes
+        for code, stderr in outcomes.values():
+            assert code == 0 or (code == 1 and "changed while exporting; nothing was written"
+                                 in stderr), stderr
+        assert reported, outcomes
