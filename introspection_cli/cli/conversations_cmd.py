@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -47,25 +49,26 @@ def get(
     options = ExportOptions(ids_file=ids_file, judge_fixtures=judge_fixtures,
                             format=output_format, output=output, append_to=append_to, force=force)
     result = export(options, os.environ)
+    note = functools.partial(_note, scrub=result.scrubbed)
     if result.destination is None:
         out = sys.stdout.buffer
         out.write(b"".join(row + b"\n" for row in result.rows))
         out.flush()
     for conversation_id in result.duplicate_ids:
-        _note(f"warning: {conversation_id} is listed more than once in {ids_file}; exported once")
+        note(f"warning: {conversation_id} is listed more than once in {ids_file}; exported once")
     for warning in result.warnings:
-        _note(f"warning: {warning}")
+        note(f"warning: {warning}")
     if result.skipped_existing:
-        _note(f"skipped {len(result.skipped_existing)} conversation(s) already in "
-              f"{append_to}: {', '.join(result.skipped_existing)}")
+        note(f"skipped {len(result.skipped_existing)} conversation(s) already in "
+             f"{append_to}: {', '.join(result.skipped_existing)}")
     for failure in result.failures:
-        _note(f"error: {failure.conversation_id or '(no conversation id)'}: {failure.reason}")
+        note(f"error: {failure.conversation_id or '(no conversation id)'}: {failure.reason}")
     kind = "fixture(s)" if judge_fixtures else "conversation(s)"
     if result.rows:
         where = result.destination if result.destination is not None else "stdout"
-        _note(f"wrote {len(result.rows)} {kind} to {where}")
+        note(f"wrote {len(result.rows)} {kind} to {where}")
     else:
-        _note("nothing written")
+        note("nothing written")
     if result.failures:
         raise DataError(_failure_summary(result.failures, len(result.requested), kind))
 
@@ -79,8 +82,9 @@ def _failure_summary(failures: list[ExportFailure], requested: int, kind: str) -
     return "; ".join(parts) + " (listed above)"
 
 
-def _note(message: str) -> None:
-    # Ids and reasons come from the runtime and the user's files: a lone surrogate
-    # ("\ud800" in JSON) is shown escaped rather than failing to print.
-    printable = message.encode("utf-8", "backslashreplace").decode("utf-8")
+def _note(message: str, scrub: Callable[[str], str]) -> None:
+    # Ids and reasons come from the runtime and the user's files: the token is scrubbed
+    # (the runtime may echo it in any of them), and a lone surrogate ("\ud800" in JSON)
+    # is shown escaped rather than failing to print.
+    printable = scrub(message).encode("utf-8", "backslashreplace").decode("utf-8")
     typer.echo(f"introspection: {printable}", err=True)

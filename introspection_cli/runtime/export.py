@@ -16,7 +16,7 @@ from introspection_cli.fsutil import atomic_write_bytes
 from introspection_cli.runtime.accept import ExportFailure, accept_bundles, accept_fixtures
 from introspection_cli.runtime.appendfile import ExistingFile, read_existing, write_appended
 from introspection_cli.runtime.auth import ClientFactory, default_client_factory
-from introspection_cli.runtime.credentials import resolve_credentials
+from introspection_cli.runtime.credentials import Credentials, resolve_credentials
 from introspection_cli.runtime.ids import read_ids_file
 from introspection_cli.runtime.interface import ExportBatch, RuntimeApi
 from introspection_cli.runtime.localfiles import NotARegularFile, refuse_non_regular
@@ -52,6 +52,13 @@ class ExportResult:
     duplicate_ids: list[str] = field(default_factory=list)
     failures: list[ExportFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The token the runtime was called with: ids, reasons and warnings hold text the
+    #: runtime sent, which may echo it, so the caller scrubs it from every line it prints.
+    secret: str | None = field(default=None, repr=False)
+
+    def scrubbed(self, text: str) -> str:
+        """``text`` with the token (if the runtime was called) replaced by ``[token]``."""
+        return text.replace(self.secret, "[token]") if self.secret else text
 
 
 def validate_options(options: ExportOptions) -> None:
@@ -94,7 +101,9 @@ def export(options: ExportOptions, environ: Mapping[str, str],
         result.skipped_existing = [i for i in ids.ids if i in existing.conversation_ids]
         wanted = [i for i in ids.ids if i not in existing.conversation_ids]
     if wanted:
-        batch = _fetch(options, wanted, environ, client_factory)
+        credentials = resolve_credentials(environ)
+        result.secret = credentials.token
+        batch = _fetch(options, wanted, credentials, environ, client_factory)
         if options.judge_fixtures:
             first_line = (existing.row_count if existing else 0) + 1
             accepted = accept_fixtures(wanted, batch, first_line)
@@ -123,9 +132,8 @@ def _check_output(options: ExportOptions) -> None:
         raise UsageError(f"--output {output}: its directory does not exist")
 
 
-def _fetch(options: ExportOptions, wanted: list[str], environ: Mapping[str, str],
-           client_factory: ClientFactory | None) -> ExportBatch:
-    credentials = resolve_credentials(environ)
+def _fetch(options: ExportOptions, wanted: list[str], credentials: Credentials,
+           environ: Mapping[str, str], client_factory: ClientFactory | None) -> ExportBatch:
     client: RuntimeApi = (client_factory or default_client_factory(environ))(credentials)
     try:
         if options.judge_fixtures:
