@@ -17,7 +17,7 @@ from pathlib import Path
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.fixture import line_conversation_id, parse_fixture_line, verify_fixture
 from introspection_cli.fsutil import atomic_write_bytes
-from introspection_cli.runtime.localfiles import NotARegularFile, read_file
+from introspection_cli.runtime.localfiles import NotARegularFile, path_problem, read_file
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
 _IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})
@@ -46,8 +46,13 @@ def read_existing(path: Path) -> ExistingFile:
             f"--append-to {path}: a calibration file's name ends in {CALIBRATION_SUFFIX} "
             "(judges/<judge>.calibration.jsonl); use --output for other files"
         )
-    target = path.resolve()  # append to what a symlink points at, keeping the link
-    if not target.parent.is_dir():
+    try:
+        target = path.resolve()  # append to what a symlink points at, keeping the link
+        has_directory = target.parent.is_dir()
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long...
+        raise UsageError(f"--append-to {path} cannot be used ({path_problem(exc)}); pass "
+                         f"a calibration file (judges/<judge>{CALIBRATION_SUFFIX})") from None
+    if not has_directory:
         raise UsageError(f"--append-to {path}: directory {target.parent} does not exist")
     try:
         content = read_file(target)

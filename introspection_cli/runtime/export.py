@@ -19,7 +19,7 @@ from introspection_cli.runtime.auth import ClientFactory, default_client_factory
 from introspection_cli.runtime.credentials import Credentials, resolve_credentials
 from introspection_cli.runtime.ids import read_ids_file
 from introspection_cli.runtime.interface import ExportBatch, RuntimeApi
-from introspection_cli.runtime.localfiles import NotARegularFile, refuse_non_regular
+from introspection_cli.runtime.localfiles import NotARegularFile, path_problem, refuse_non_regular
 
 FORMATS = ("json",)
 
@@ -122,13 +122,22 @@ def _check_output(options: ExportOptions) -> None:
         return
     try:
         refuse_non_regular(output)
+        exists = output.exists()
+        directory = output.resolve().parent
+        has_directory = directory.is_dir()
     except NotARegularFile as exc:
         raise UsageError(f"--output {output} is {exc.kind}, not a regular file; pass a file "
                          "name (without --output, rows go to stdout)") from None
-    if output.exists() and not options.force:
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        raise UsageError(f"--output {output}: its directory does not exist "
+                         f"({path_problem(exc)})") from None
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long...
+        raise UsageError(f"--output {output} cannot be used ({path_problem(exc)}); pass "
+                         "another file name") from None
+    if exists and not options.force:
         raise UsageError(f"--output {output} already exists; pass --force to replace it, "
                          "or --append-to to add rows to a calibration file")
-    if not output.resolve().parent.is_dir():
+    if not has_directory:
         raise UsageError(f"--output {output}: its directory does not exist")
 
 

@@ -118,3 +118,41 @@ def test_crlf_ids_files_still_work(logged_in: Cli, runtime: StubRuntime) -> None
     assert result.stdout == b"".join(
         json.dumps(make_fixture(i, runtime.url), ensure_ascii=False,
                    separators=(",", ":")).encode() + b"\n" for i in ("conv_01", "conv_02"))
+
+
+def _bad_path(kind: str, name: str) -> str:
+    """Make ``kind`` of unusable path ending in ``name``; return it as given on the command line."""
+    if kind == "under a file":
+        Path("notdir").write_text("")
+        return f"notdir/{name}"
+    if kind == "symlink loop":
+        os.symlink(name, name)
+        return name
+    return "x" * 300 + name  # a name too long
+
+
+BAD_PATHS = {
+    "under a file": "Not a directory",
+    "symlink loop": "",  # the OS's wording (ELOOP) or Path.resolve's (a symlink loop)
+    "name too long": "File name too long",
+}
+
+
+@pytest.mark.parametrize(("kind", "reason"), BAD_PATHS.items(), ids=BAD_PATHS.keys())
+@pytest.mark.parametrize("flag", ["--output", "--append-to"])
+def test_an_unusable_path_is_a_usage_error_naming_it(
+    logged_in: Cli, runtime: StubRuntime, flag: str, kind: str, reason: str
+) -> None:
+    path = _bad_path(kind, "o.calibration.jsonl")
+    Path("ids.txt").write_text("conv_01\n")
+
+    result = logged_in(*GET, "--ids-file", "ids.txt", flag, path)
+
+    assert result.exit_code == 2, result.stderr
+    assert "internal error" not in result.stderr
+    assert f"{flag} {path}" in result.stderr
+    if kind == "under a file":
+        assert "does not exist" in result.stderr
+    else:
+        assert reason in result.stderr
+    assert runtime.requests == []
