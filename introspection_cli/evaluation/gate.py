@@ -8,8 +8,9 @@ never treated as a silent miss.
 
 from __future__ import annotations
 
-import functools
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,8 @@ import regex
 from introspection_cli.fixture.canonical import CanonicalizationError
 from introspection_cli.fixture.canonical import canonical_json as canonical_bytes
 from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher, ValueMatcher
+from introspection_cli.recipe.regex_cost import expanded_size
+from introspection_cli.recipe.regex_literal import MAX_COST
 
 #: Seconds one regex search may take on one event value before the row is an error.
 DEFAULT_REGEX_TIMEOUT = 1.0
@@ -115,9 +118,38 @@ def canonical_json(value: object) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@functools.lru_cache(maxsize=256)
+#: Compiled patterns kept between events: at most this many, of at most this much
+#: estimated compile cost together (regex_cost units, about 300 bytes each). A judge
+#: file's literals may cost up to MAX_COST; the cache holds a few files' worth, so a
+#: recipe of many judges with costly gates does not keep them all in memory.
+_CACHE_ENTRIES = 256
+_CACHE_COST = 4 * MAX_COST
+_cache: OrderedDict[tuple[str, str], tuple[Any, int]] = OrderedDict()
+_cache_cost = 0
+_cache_lock = threading.Lock()
+
+
 def _compile(pattern: str, flags: str) -> Any:
+    """The compiled pattern, from a cache bounded by count and by estimated cost."""
+    global _cache_cost
+    key = (pattern, flags)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit[0]
     bits = 0
     for flag in flags:
         bits |= getattr(regex, REGEX_FLAG_NAMES[flag])
-    return regex.compile(pattern, bits)
+    # kept out of regex's own cache (up to 500 patterns, unbounded in size): this one bounds it
+    compiled = regex.compile(pattern, bits, cache_pattern=False)
+    cost = expanded_size(pattern, verbose="x" in flags, ignorecase="i" in flags,
+                         limit=_CACHE_COST).cost
+    with _cache_lock:
+        if key not in _cache:
+            _cache[key] = (compiled, cost)
+            _cache_cost += cost
+        while _cache and (len(_cache) > _CACHE_ENTRIES or _cache_cost > _CACHE_COST):
+            _, (_, evicted) = _cache.popitem(last=False)
+            _cache_cost -= evicted
+    return compiled

@@ -17,7 +17,21 @@ positional inline flags (which ``regex`` lets leak out of ``(?|...)`` and
 lookaround conditionals), and ``(?V1)``, which makes ``regex`` parse the whole
 pattern again. A property test checks the count against the ``regex`` parser.
 
-The scan is linear in the pattern's length and stops once the copies pass the
+It also estimates what compiling costs (:attr:`Expansion.cost`, in units of
+about 300 bytes, the size of one compiled node): every element counts once per
+copy, weighted by kind as measured with ``regex.compile`` (docs/rules.md,
+"Regex size limits"): 1 for a character, ``.``, a shorthand class or a
+property, 5 for ``\\X`` and 6 for ``\\R``, 2 for a group; a set 1 plus 1
+for every two ranges or classes in it (:func:`set_cost`). Under full
+case folding (``f`` with ``i``, or ``V1`` with ``i``) regex adds a branch for
+every character that folds to several (``ß``, ``ﬃ``: 105 of them) that a set
+may match: a character that does costs 5, and a set 1.25 more per such
+character, up to 133 when its text does not show which it holds
+(``(?fi)[ß-ﬃ]`` alone is 35 KB). Text regex parses again (``\\g<`` without
+its ``>``) costs 1 a character. Case flags are taken to hold for the whole
+pattern once seen anywhere, which can only over-estimate.
+
+The scan is linear in the pattern's length and stops once the cost passes the
 caller's limit.
 """
 
@@ -27,48 +41,95 @@ from introspection_cli.recipe.regex_syntax import DIGITS, NAME_END, PatternReade
 
 _REPEAT_MINIMUM = {"?": 0, "*": 0, "+": 1}
 
+#: Characters whose full case folding is several characters
+#: (``regex._regex.get_expand_on_folding``): under full case folding regex adds a
+#: branch for each one a set may match.
+EXPANDING_FOLDS = frozenset(
+    "\u00df\u0130\u0149\u01f0\u0390\u03b0\u0587\u1e96\u1e97\u1e98\u1e99\u1e9a\u1e9e"
+    "\u1f50\u1f52\u1f54\u1f56" + "".join(map(chr, range(0x1F80, 0x1FB0)))
+    + "\u1fb2\u1fb3\u1fb4\u1fb6\u1fb7\u1fbc\u1fc2\u1fc3\u1fc4\u1fc6\u1fc7\u1fcc"
+    "\u1fd2\u1fd3\u1fd6\u1fd7\u1fe2\u1fe3\u1fe4\u1fe6\u1fe7\u1ff2\u1ff3\u1ff4\u1ff6"
+    "\u1ff7\u1ffc\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06\ufb13\ufb14\ufb15\ufb16"
+    "\ufb17\U0001df95")
+
+#: Cost units (about 300 bytes of compiled pattern each) of one copy of an element.
+CHARACTER = 1
+GROUP = 2
+FOLDING_CHARACTER = 5
+_FOLD_PER_CHARACTER = 1.25
+#: Escapes that compile to more than one node: a grapheme (about 1.2 KB) and a line break.
+_COSTLY_ESCAPES = {"X": 5, "R": 6}
+#: The most a set costs under full case folding: it may hold every expanding character.
+FOLDING_SET_MAX = int(_FOLD_PER_CHARACTER * len(EXPANDING_FOLDS) + 1)
+
 
 class Expansion:
     """What compiling a pattern builds.
 
     ``size`` counts every element, copies included; ``copies`` only the copies
-    that repetitions add (``a{1000}``: size 1,001, copies 1,000), the part that
-    grows faster than the pattern's text and that the limit bounds. ``over_at``
-    is the 0-based index in the pattern where ``copies`` passed the limit (None:
-    it did not).
+    that repetitions add (``a{1000}``: size 1,001, copies 1,000). ``cost`` is
+    the weighted estimate the limit bounds (module docstring), of which
+    ``repeated`` comes from the copies, ``folding`` from full case folding and
+    ``reread`` from text regex parses again. ``over_at`` is the 0-based index in
+    the pattern where ``cost`` passed the limit (None: it did not).
     """
 
-    __slots__ = ("copies", "over_at", "size")
+    __slots__ = ("copies", "cost", "folding", "over_at", "repeated", "reread", "size")
 
-    def __init__(self, size: int, copies: int, over_at: int | None) -> None:
-        self.size = size
-        self.copies = copies
-        self.over_at = over_at
+    def __init__(self, scanner: _Scanner) -> None:
+        self.size = scanner.size
+        self.copies = scanner.copies
+        self.cost = scanner.cost
+        self.repeated = scanner.repeated
+        self.folding = scanner.folding
+        self.reread = scanner.reread
+        self.over_at = scanner.over_at
+
+    def cause(self) -> str:
+        """What makes the cost large: "reread", "folding", "repeats" or "elements"."""
+        if self.reread * 2 >= self.cost:
+            return "reread"
+        if self.folding * 2 >= self.cost:
+            return "folding"
+        if self.repeated * 2 >= self.cost:
+            return "repeats"
+        return "elements"
 
     def __repr__(self) -> str:
-        return f"Expansion(size={self.size}, copies={self.copies}, over_at={self.over_at})"
+        return (f"Expansion(size={self.size}, copies={self.copies}, cost={self.cost}, "
+                f"over_at={self.over_at})")
 
 
-def expanded_size(pattern: str, *, verbose: bool, limit: int) -> Expansion:
-    """Count what ``regex.compile(pattern)`` builds, stopping once ``copies`` passes ``limit``.
+def expanded_size(pattern: str, *, verbose: bool, limit: int,
+                  ignorecase: bool = False) -> Expansion:
+    """Count what ``regex.compile(pattern)`` builds, stopping once ``cost`` passes ``limit``.
 
-    ``verbose`` is the regex literal's ``x`` flag.
+    ``verbose`` and ``ignorecase`` are the regex literal's ``x`` and ``i`` flags.
     """
     version1 = False
+    caseless = ignorecase
+    fullcase = False
     while True:
-        scanner = _Scanner(pattern, verbose=verbose, version1=version1, limit=limit)
+        scanner = _Scanner(pattern, verbose=verbose, version1=version1, limit=limit,
+                           caseless=caseless, fullcase=fullcase)
         try:
             scanner.run()
-        except _Restart:  # (?V1): regex parses the whole pattern again with version-1 sets
-            version1 = True
+        except _Restart as restart:  # (?V1) or a case flag: scan the whole pattern again
+            version1 = version1 or restart.version1
+            caseless = caseless or restart.caseless
+            fullcase = fullcase or restart.fullcase
             continue
         except _Rejected:  # regex stops here with a syntax error, and compiling says which
             pass
-        return Expansion(scanner.size, scanner.copies, scanner.over_at)
+        return Expansion(scanner)
 
 
 class _Restart(Exception):
-    pass
+    def __init__(self, *, version1: bool, caseless: bool, fullcase: bool) -> None:
+        super().__init__()
+        self.version1 = version1
+        self.caseless = caseless
+        self.fullcase = fullcase
 
 
 class _Rejected(Exception):
@@ -76,26 +137,42 @@ class _Rejected(Exception):
 
 
 class _Group:
-    """An open group: the size of its content so far, and what a quantifier would repeat."""
+    """An open group: its content's size and cost so far, and what a quantifier would repeat."""
 
-    __slots__ = ("last", "size", "verbose_after")
+    __slots__ = ("cost", "folding", "last", "last_cost", "last_folding", "size", "verbose_after")
 
     def __init__(self, verbose_after: bool | None) -> None:
         self.verbose_after = verbose_after  # the mode restored at ")"; None: flags leak out
         self.size = 0
+        self.cost = 0
+        self.folding = 0
         self.last: int | None = None  # size of the element just before; None: nothing to repeat
+        self.last_cost = 0
+        self.last_folding = 0
 
 
 class _Scanner(PatternReader):
     """One pass of ``regex``'s ``parse_sequence`` / ``parse_paren``, keeping only sizes."""
 
-    def __init__(self, pattern: str, *, verbose: bool, version1: bool, limit: int) -> None:
+    def __init__(self, pattern: str, *, verbose: bool, version1: bool, limit: int,
+                 caseless: bool, fullcase: bool) -> None:
         super().__init__(pattern, verbose=verbose, version1=version1)
         self.limit = limit
+        self.caseless = caseless  # assumed for the whole pattern once seen anywhere
+        self.fullcase = fullcase  # the f flag seen anywhere
         self.size = 0
         self.copies = 0
+        self.cost = 0
+        self.repeated = 0
+        self.folding = 0
+        self.reread = 0
         self.over_at: int | None = None
         self.groups = [_Group(verbose_after=None)]
+
+    @property
+    def folds(self) -> bool:
+        """Full case folding: regex turns it on with f, and in version 1, with i."""
+        return self.caseless and (self.fullcase or self.version1)
 
     def run(self) -> None:
         while self.over_at is None:
@@ -104,46 +181,81 @@ class _Scanner(PatternReader):
                 break
             at = self.pos - 1
             if char == ")":
-                self._close()
+                self._close(at)
             elif char == "|":
                 self.groups[-1].last = None
             elif char == "\\":
-                self._add(self.read_escape(in_set=False)[1])
+                single, size = self.read_escape(in_set=False)
+                folding = FOLDING_CHARACTER - CHARACTER if single and self.folds else 0
+                cost = _COSTLY_ESCAPES.get(self.text[at + 1:at + 2], size)
+                self._add(size, cost + folding, folding, at)
             elif char == "(":
-                self._paren()
+                self._paren(at)
             elif char == "[":
+                start = self.pos
                 self.read_set()
-                self._add(1)
+                self._set_cost(start, at)
             elif char in _REPEAT_MINIMUM:
                 self._repeat(_REPEAT_MINIMUM[char], at)
             elif char == "{":
                 self._brace(at)
             else:
-                self._add(1)
+                folding = FOLDING_CHARACTER - CHARACTER if (
+                    self.folds and char in EXPANDING_FOLDS) else 0
+                self._add(1, CHARACTER + folding, folding, at)
         while len(self.groups) > 1 and self.over_at is None:  # unclosed: regex rejects it
-            self._close()
+            self._close(self.end)
 
     # -- sizes ----------------------------------------------------------------
 
-    def _add(self, weight: int, *, new: int | None = None) -> None:
-        """An element of ``weight``; ``new`` of it was not counted yet (a group's content was)."""
+    def _set_cost(self, start: int, at: int) -> None:
+        """A character set that began at ``start`` (after its ``[``) and ended here."""
+        body = self.text[start:self.pos - 1]
+        cost = set_cost(body)
+        folding = 0
+        if self.folds:
+            expanding = _expanding_members(body)
+            folding = (FOLDING_SET_MAX if expanding is None
+                       else int(_FOLD_PER_CHARACTER * expanding + 0.999))
+        self._add(1, cost + folding, folding, at)
+
+    def _add(self, size: int, cost: int, folding: int, at: int, *,
+             new: tuple[int, int, int] | None = None) -> None:
+        """An element; ``new`` is the part of it not counted yet (a group's content was)."""
         group = self.groups[-1]
-        group.size += weight
-        group.last = weight
-        self.size += weight if new is None else new
+        group.size += size
+        group.cost += cost
+        group.folding += folding
+        group.last, group.last_cost, group.last_folding = size, cost, folding
+        new_size, new_cost, new_folding = (size, cost, folding) if new is None else new
+        self.size += new_size
+        self.folding += new_folding
+        self._spend(new_cost, at)
+
+    def _spend(self, cost: int, at: int) -> None:
+        self.cost += cost
+        if self.cost > self.limit and self.over_at is None:
+            self.over_at = at
 
     def charge(self, amount: int, at: int) -> None:
-        self.size += amount
-        self.copies += amount
-        if self.copies > self.limit and self.over_at is None:
-            self.over_at = at
+        """Text regex reads again (:meth:`PatternReader.charge`)."""
+        self.reread += amount
+        self._spend(amount, at)
 
     def _repeat(self, minimum: int, at: int) -> None:
         group = self.groups[-1]
         if group.last is not None and minimum > 0:
             extra = group.last * minimum  # minimum + 1 copies in all
+            extra_cost = group.last_cost * minimum
+            extra_folding = group.last_folding * minimum
             group.size += extra
-            self.charge(extra, at)
+            group.cost += extra_cost
+            group.folding += extra_folding
+            self.size += extra
+            self.copies += extra
+            self.repeated += extra_cost
+            self.folding += extra_folding
+            self._spend(extra_cost, at)
         group.last = None  # a repeat cannot be repeated again ("multiple repeat")
         saved = self.pos
         if self.get() not in ("?", "+"):  # lazy or possessive suffix
@@ -155,7 +267,7 @@ class _Scanner(PatternReader):
         if minimum is not None:
             self._repeat(minimum, at)
         elif not self.read_fuzzy():
-            self._add(1)
+            self._add(1, CHARACTER, 0, at)
         # A fuzzy constraint leaves the element before it as the one a quantifier
         # would repeat: regex does so when the constraint allows no error ({e<=0}).
 
@@ -164,32 +276,32 @@ class _Scanner(PatternReader):
     def _open(self, *, leaks: bool = False) -> None:
         self.groups.append(_Group(verbose_after=None if leaks else self.verbose))
 
-    def _close(self) -> None:
+    def _close(self, at: int) -> None:
         if len(self.groups) == 1:
             return  # an unbalanced ")": regex rejects the pattern
         group = self.groups.pop()
         if group.verbose_after is not None:
             self.verbose = group.verbose_after
-        self._add(group.size + 1, new=1)
+        self._add(group.size + 1, group.cost + GROUP, group.folding, at, new=(1, GROUP, 0))
 
-    def _paren(self) -> None:
+    def _paren(self, at: int) -> None:
         """After ``(``: mirrors ``parse_paren``."""
         saved = self.pos
         char = self.get(raw=True)
         if char == "?":
-            self._extension()
+            self._extension(at)
             return
         if char == "*":
             word = self.get_while(NAME_END, include=False)
             if not word[:1].isalpha():  # regex reads "(*" as a group starting with a quantifier
                 raise _Rejected
             self.match(")")  # a verb such as (*FAIL)
-            self._add(1)
+            self._add(1, GROUP, 0, at)
             return
         self.pos = saved
         self._open()
 
-    def _extension(self) -> None:
+    def _extension(self, at: int) -> None:
         """After ``(?``."""
         after_question = self.pos
         char = self.get(raw=True)
@@ -205,7 +317,7 @@ class _Scanner(PatternReader):
         elif char == "|":  # branch reset: regex keeps its inline flags past the ")"
             self._open(leaks=True)
         elif char == "P":
-            self._python_extension()
+            self._python_extension(at)
         elif char == "#":
             self.read_comment()
         elif char == "(":
@@ -214,12 +326,12 @@ class _Scanner(PatternReader):
                 char in ("+", "-") and self.peek() in DIGITS):
             self.get_while(NAME_END, include=False)  # a call to a group
             self.match(")")
-            self._add(1)
+            self._add(1, GROUP, 0, at)
         else:
             self.pos = after_question
             self._flags()
 
-    def _python_extension(self) -> None:
+    def _python_extension(self, at: int) -> None:
         """After ``(?P``: a named group, a named reference or a call."""
         char = self.get()
         if char not in ("<", "=", ">", "&"):
@@ -230,7 +342,7 @@ class _Scanner(PatternReader):
             self._open()
         else:
             self.match(")")
-            self._add(1)
+            self._add(1, GROUP, 0, at)
 
     def _conditional(self) -> None:
         """After ``(?(``: ``(?(name)yes|no)`` or ``(?(?=...)yes|no)``."""
@@ -252,11 +364,54 @@ class _Scanner(PatternReader):
         """``(?flags)`` for the rest of the group, or ``(?flags:...)``."""
         on = self.read_flag_set()
         off = self.read_flag_set() if self.match("-") else []
-        if "V1" in on and not self.version1:
-            raise _Restart
+        version1 = "V1" in on and not self.version1
+        caseless = "i" in on and not self.caseless
+        fullcase = "f" in on and not self.fullcase
+        if version1 or caseless or fullcase:  # assumed for the whole pattern: scan it again
+            raise _Restart(version1=version1, caseless=caseless, fullcase=fullcase)
         verbose = (self.verbose or "x" in on) and "x" not in off
         if self.match(":"):
             self._open()
             self.verbose = verbose
         elif self.match(")"):
             self.verbose = verbose
+
+
+def set_cost(body: str) -> int:
+    """Cost units of one copy of a set whose text between ``[`` and ``]`` is ``body``.
+
+    regex compiles a member per range, class or property (about 100 bytes each,
+    a property more) and keeps single characters in one list: 1, plus 1 for
+    every two members (counted from ``-``, ``\\`` and ``[:``, which
+    over-counts), plus 1 for every 32 characters.
+    """
+    members = body.count("-") + body.count("\\") + body.count("[:")
+    return 1 + members // 2 + len(body) // 32
+
+
+def _expanding_members(body: str) -> int | None:
+    """How many characters with a multi-character folding a set's text may match.
+
+    ``body`` is the text between ``[`` and ``]``. None when it holds more than
+    single characters and ranges (an escape, a nested set, a negation), which
+    may match any of them; a lone escape or POSIX class (``[\\w]``) matches as
+    the class does, without folding branches, and counts 0.
+    """
+    if body.startswith("^"):
+        return None
+    if "\\" in body or "[" in body:
+        if len(body) == 2 and body[0] == "\\" and body[1] in "dDsSwWhH":
+            return 0
+        return None
+    count = 0
+    index = 0
+    while index < len(body):
+        low = body[index]
+        if index + 2 < len(body) and body[index + 1] == "-":
+            high = body[index + 2]
+            count += sum(1 for char in EXPANDING_FOLDS if low <= char <= high)
+            index += 3
+        else:
+            count += low in EXPANDING_FOLDS
+            index += 1
+    return min(count, len(EXPANDING_FOLDS))

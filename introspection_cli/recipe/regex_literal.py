@@ -6,9 +6,10 @@ with the ``regex`` module, which is imported only when a literal is present.
 
 Compiling is bounded: ``regex`` copies a repeated element once per minimum count,
 and nested counts multiply, so ``(?:a{10000}){10000}`` would take tens of
-gigabytes. Before compiling, :mod:`regex_cost` counts those copies without
-compiling, and a judge file's literals together may make at most
-:data:`MAX_COPIES` (docs/rules.md, "Regex size limits").
+gigabytes; under full case folding one character set costs up to 35 KB. Before
+compiling, :mod:`regex_cost` estimates that cost without compiling, and a judge
+file's literals together may cost at most :data:`MAX_COST` (docs/rules.md,
+"Regex size limits").
 """
 
 from __future__ import annotations
@@ -25,13 +26,26 @@ _LITERAL = re.compile(r"/(?P<pattern>.*)/(?P<flags>[A-Za-z]*)", re.DOTALL)
 
 #: Longest pattern compiled. Gate patterns are a few dozen characters.
 MAX_PATTERN_LENGTH = 10_000
-#: Most element copies the repetitions of one judge file's regex literals may add.
-#: Compiling that many takes about 10 MB and 10 ms; the worst case measured (full
-#: case folding of large character sets, ``(?fi)(?:[\p{L}\p{N}]|b){1666}``) 90 MB, 0.1 s.
-MAX_COPIES = 5_000
+#: Most cost units (:mod:`regex_cost`, about 300 bytes each) one judge file's regex
+#: literals may add up to: about 30 MB and 30 ms to compile; the worst case measured
+#: is in docs/rules.md, "Regex size limits".
+MAX_COST = 120_000
 
 _SIMPLIFY = ("lower or un-nest the repeat counts: regex builds x{m,n} m+1 times (x+ twice) "
              "and nested counts multiply, while x*, x? and x{0,n} are built once")
+_CAUSES = {
+    "repeats": ("its repeat counts make regex build too many copies of its elements", _SIMPLIFY),
+    "folding": ("its character sets under full case folding (the f flag, or V1, with i) "
+                "compile to a branch per character that folds to several (up to 35 KB a set)",
+                "drop the f flag (plain i is cheap), or write the set as a property "
+                "such as \\p{L}, or lower its repeat counts"),
+    "reread": ("regex parses its unclosed \\g< references again up to each next > or ), "
+               "which grows with the square of their number",
+               "write g for a literal g, or close each reference as \\g<name>"),
+    "elements": ("it has too many elements to compile",
+                 "shorten it, or split an alternation a|b across matchers (a gate matches "
+                 "when any of its matchers does)"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +57,9 @@ class LiteralError:
 
 @dataclass
 class RegexBudget:
-    """What is left of :data:`MAX_COPIES` for the regex literals of one file."""
+    """What is left of :data:`MAX_COST` for the regex literals of one file."""
 
-    remaining: int = MAX_COPIES
+    remaining: int = MAX_COST
 
 
 def parse_value(raw: str, budget: RegexBudget | None = None) -> ValueMatcher | LiteralError:
@@ -83,23 +97,25 @@ def parse_value(raw: str, budget: RegexBudget | None = None) -> ValueMatcher | L
 
 def _size_problem(raw: str, pattern: str, flags: str,
                   budget: RegexBudget) -> LiteralError | None:
-    """Why the literal is too large to compile safely; else its copies come out of ``budget``."""
+    """Why the literal is too large to compile safely; else its cost comes out of ``budget``."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         return LiteralError(
             "invalid-regex", f"regex {quote(raw)} is {len(pattern):,} characters long; "
             f"patterns may have at most {MAX_PATTERN_LENGTH:,}",
             "shorten it, or split an alternation a|b across matchers (a gate matches when "
             "any of its matchers does)")
-    expansion = expanded_size(pattern, verbose="x" in flags, limit=budget.remaining)
+    expansion = expanded_size(pattern, verbose="x" in flags, ignorecase="i" in flags,
+                              limit=budget.remaining)
     if expansion.over_at is None:
-        budget.remaining -= expansion.copies
+        budget.remaining -= expansion.cost
         return None
     shared = (" together with this file's other regex literals"
-              if budget.remaining < MAX_COPIES else "")
+              if budget.remaining < MAX_COST else "")
+    cause, hint = _CAUSES[expansion.cause()]
     return LiteralError(
-        "invalid-regex", f"regex {quote(raw)} is too complex to compile safely: its repeat "
-        f"counts make regex build more than {MAX_COPIES:,} copies of its elements{shared} "
-        f"(passed at position {expansion.over_at} of the pattern)", _SIMPLIFY)
+        "invalid-regex", f"regex {quote(raw)} is too complex to compile safely: {cause}; its "
+        f"estimated compile cost passes {MAX_COST:,} units{shared} at position "
+        f"{expansion.over_at} of the pattern", hint)
 
 
 def compile_value(value: ValueMatcher, *, cache: bool = True) -> Any:
