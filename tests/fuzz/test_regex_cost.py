@@ -78,6 +78,10 @@ def assert_not_under(pattern: str, verbose: bool) -> bool:
         return False
     found = expanded_size(pattern, verbose=verbose, limit=UNLIMITED)
     assert found.size >= expected, (pattern, verbose, expected, found)
+    # the cost the limit bounds weighs every node at least 1, so it is never below either
+    for ignorecase in (False, True):
+        weighed = expanded_size(pattern, verbose=verbose, ignorecase=ignorecase, limit=UNLIMITED)
+        assert weighed.cost >= expected, (pattern, verbose, ignorecase, expected, weighed)
     return True
 
 
@@ -93,6 +97,7 @@ ATOMS = [
     "{1<=e<=2}", "{2i+1d<=3}", "{e<=1:[a-z]}", "{,}", "{ }", "{1 0}", "{1#x\n0}",
     "(?#c)", r"(?#c\))", "(?#c{100})", "(*FAIL)", "(?R)", "(?1)", "(?&n)", "(?P>n)", "(?P=n)",
     "(?+1)", "(?-1)", "(?x)", "(?-x)", "(?i)", "(?V1)", "(?V0)", "(? x)", "(?r)",
+    "(?f)", "(?fi)", "ß", "[ß-ﬃ]", r"[\p{L}\p{N}]", "[^ß]",
 ]
 OPENERS = ["(", "(?:", "(?P<n>", "(?<m>", "(?=", "(?!", "(?<=", "(?>", "(?|", "(?x:", "(?-x:",
            "( ?:", "(? :", "(?(1)", "(?(n)", "(?(?=a)", "(?(?<!a)"]
