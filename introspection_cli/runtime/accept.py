@@ -49,9 +49,6 @@ class _Kind:
     fault: str  # what a line with problems is, for messages
     identify: Callable[[bytes], str | None]
     problems: Callable[[bytes, int], list[str]]
-    #: Every object names its conversation: a requested id without one is missing,
-    #: and rows are written in ids-file order (else in the runtime's order).
-    identified: bool
 
 
 def accept_fixtures(wanted: list[str], batch: ExportBatch, first_line: int) -> Accepted:
@@ -63,7 +60,8 @@ def accept_fixtures(wanted: list[str], batch: ExportBatch, first_line: int) -> A
 
 
 def accept_bundles(wanted: list[str], batch: ExportBatch) -> Accepted:
-    """Keep each conversation bundle that is valid JSON (no repeated key, NaN or Infinity)."""
+    """Keep each conversation bundle that is valid JSON (no repeated key, NaN or Infinity)
+    and names a requested conversation (top-level ``conversation_id``), in ids-file order."""
     return _Sorting(_BUNDLE, wanted).sort(batch, 1)
 
 
@@ -99,15 +97,11 @@ class _Sorting:
         conversation_id = kind.identify(line)
         detail = "; ".join(kind.problems(line, number))
         if conversation_id is None:
-            if kind.identified:
-                result.warnings.append(f"the runtime sent a {kind.noun} that names no "
-                                       "conversation; not written" + (f": {detail}" if detail
-                                                                      else ""))
-            elif detail:
-                result.failures.append(ExportFailure(
-                    None, f"the runtime sent a {kind.noun} that {kind.fault}: {detail}"))
-            else:
-                result.rows.append(line)  # a valid bundle without an id: nothing to hold it to
+            # Nothing to match it to a requested id: not written, and the id it was
+            # meant for is reported below as neither exported nor reported.
+            result.warnings.append(f"the runtime sent a {kind.noun} that names no "
+                                   "conversation; not written" + (f": {detail}" if detail
+                                                                  else ""))
         elif conversation_id not in self.requested:
             result.warnings.append(f"{conversation_id}: the runtime sent this conversation, "
                                    "which was not requested; not written")
@@ -120,13 +114,10 @@ class _Sorting:
                                    "than once; wrote the first copy")
         else:
             self.accepted[conversation_id] = line
-            if not kind.identified:
-                result.rows.append(line)
 
     def _finish(self) -> Accepted:
         result = self.result
-        if self.kind.identified:
-            result.rows = [self.accepted[i] for i in self.wanted if i in self.accepted]
+        result.rows = [self.accepted[i] for i in self.wanted if i in self.accepted]
         for conversation_id in self.wanted:
             troubles = self.troubles.get(conversation_id, [])
             if conversation_id in self.accepted:
@@ -135,7 +126,7 @@ class _Sorting:
             elif troubles:
                 result.failures.append(ExportFailure(
                     conversation_id, "; ".join(why for why, _ in troubles)))
-            elif self.kind.identified:
+            else:
                 result.failures.append(ExportFailure(
                     conversation_id, f"the runtime returned neither a {self.kind.noun} nor an "
                                      "error for it"))
@@ -168,7 +159,5 @@ def _bundle_id(line: bytes) -> str | None:
     return conversation_id if isinstance(conversation_id, str) else None
 
 
-_FIXTURE = _Kind("fixture", "fails verification", line_conversation_id, _fixture_problems,
-                 identified=True)
-_BUNDLE = _Kind("conversation", "is not valid JSON", _bundle_id, _bundle_problems,
-                identified=False)
+_FIXTURE = _Kind("fixture", "fails verification", line_conversation_id, _fixture_problems)
+_BUNDLE = _Kind("conversation", "is not valid JSON", _bundle_id, _bundle_problems)

@@ -198,6 +198,26 @@ def test_an_id_the_runtime_ignores_is_reported(logged_in: Cli, runtime: StubRunt
     assert "conv_02: the runtime returned neither a fixture nor an error" in result.stderr
 
 
+def test_a_bundle_the_runtime_leaves_out_is_reported(logged_in: Cli, runtime: StubRuntime) -> None:
+    # Without --judge-fixtures too (SPEC 3.3): a requested conversation neither exported
+    # nor reported by the runtime is a failure. A bundle naming no conversation cannot
+    # stand for one: it is a warning and not written.
+    runtime.script(json_reply(200, {"conversations": [
+        {"conversation_id": "conv_01", "events": []}, {"events": ["anonymous"]}], "errors": []}))
+    ids_file("conv_01", "conv_02", "conv_03")
+
+    result = logged_in("conversations", "get", "--ids-file", "ids.txt")
+
+    assert result.exit_code == 1, result.stderr
+    assert result.stdout == line({"conversation_id": "conv_01", "events": []})
+    for missing in ("conv_02", "conv_03"):
+        assert (f"error: {missing}: the runtime returned neither a conversation nor an error"
+                in result.stderr)
+    assert "the runtime sent a conversation that names no conversation; not written" \
+        in result.stderr
+    assert "2 of 3 requested conversation(s) were not exported" in result.stderr
+
+
 
 # -- what the summary says ---------------------------------------------------------------------
 
