@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -133,6 +134,9 @@ def check_skill(path: Path, display: str) -> tuple[list[Diagnostic], SkillInfo |
     return found, SkillInfo(unicodedata.normalize("NFKC", name.strip()), display, mark)
 
 
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
 def _front_matter(text: str, display: str, found: list[Diagnostic]) -> str | None:
     """The YAML between the opening and closing ``---`` lines; None (and an error) if none."""
     lines = _lines(text)
@@ -157,14 +161,16 @@ def _front_matter(text: str, display: str, found: list[Diagnostic]) -> str | Non
 
 
 def _lines(text: str) -> list[str]:
-    """``text`` split at line feeds, a CRLF's carriage return dropped.
+    """``text`` split at its line breaks: LF, CRLF and a lone CR.
 
-    Not ``str.splitlines()``: it also breaks at \\x0b, \\x0c, \\x1c-\\x1e,
-    \\x85, U+2028 and U+2029, which editors, YAML 1.2 and the rest of the tool
-    do not count as line ends, so a form feed could end the front matter early
-    and line numbers would drift.
+    The line breaks the YAML loader counts (YAML 1.2), so that the positions it
+    reports inside the front matter are the file's own lines: a ``"a\\rb"``
+    scalar with a raw CR spans two lines for both. Not ``str.splitlines()``: it
+    also breaks at \\x0b, \\x0c, \\x1c-\\x1e, \\x85, \\u2028 and
+    \\u2029, which YAML 1.2 and editors do not count as line ends, so a form
+    feed could end the front matter early and line numbers would drift.
     """
-    return [line.removesuffix("\r") for line in text.split("\n")]
+    return _LINE_BREAK.split(text)
 
 
 def _is_delimiter(line: str) -> bool:

@@ -96,3 +96,20 @@ def test_skill_name_length_is_counted_after_nfkc_like_skills_ref(
     expected = [(f"r/skills/{name}/SKILL.md", 2, 7, "too-long")] if too_long else []
     assert _diagnostics(root) == expected
     assert (len(unicodedata.normalize("NFKC", name)) > 64) is too_long
+
+
+def test_a_lone_cr_is_a_line_break_for_the_delimiters_as_for_the_yaml_loader(
+        tmp_path: Path) -> None:
+    # Classic Mac line ends: the front matter used to be one long line (no "---" first)
+    root = base_recipe(tmp_path)
+    _write_skill(root, "lookup", "---\rname: lookup\rdescription: x\rfoo: 1\r---\rBody\r")
+    assert _diagnostics(root) == [(SKILL_PATH, 4, 1, "unknown-key")]
+
+
+def test_a_cr_inside_the_front_matter_counts_as_in_judge_files(tmp_path: Path) -> None:
+    # the YAML loader counts the raw CR in "a<CR>b" as a line break; so do the delimiters,
+    # and "---" after it closes the front matter as YAML would end a document there
+    root = base_recipe(tmp_path)
+    _write_skill(root, "lookup", '---\nname: lookup\ndescription: "a\rb"\nfoo: 1\r---\n'
+                                 "bar: 2\n")
+    assert _diagnostics(root) == [(SKILL_PATH, 5, 1, "unknown-key")]
