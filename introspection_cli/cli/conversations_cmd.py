@@ -84,7 +84,9 @@ def _failure_summary(failures: list[ExportFailure], requested: int, kind: str) -
 
 def _note(message: str, scrub: Callable[[str], str]) -> None:
     # Ids and reasons come from the runtime and the user's files: the token is scrubbed
-    # (the runtime may echo it in any of them), and a lone surrogate ("\ud800" in JSON)
-    # is shown escaped rather than failing to print.
-    printable = scrub(message).encode("utf-8", "backslashreplace").decode("utf-8")
+    # (the runtime may echo it in any of them), and control characters and lone
+    # surrogates are escaped, so no id can forge or break a line of its own.
+    from introspection_cli.diagnostics import escape_text
+
+    printable = escape_text(scrub(message))
     typer.echo(f"introspection: {printable}", err=True)

@@ -71,3 +71,29 @@ def test_a_bundle_echoing_the_token_as_its_id_is_scrubbed(
     # Only conv_01's bundle is written: the echo was not requested.
     assert [json.loads(line)["conversation_id"] for line in result.out.splitlines()] == [
         "conv_01"]
+
+
+FORGED = "\x1b[2K\rintrospection: wrote 20 fixture(s)\nx"
+
+
+@pytest.mark.parametrize("where", ["errors entry", "unrequested fixture", "requested id"])
+def test_control_characters_cannot_forge_a_line(
+    logged_in: Cli, runtime: StubRuntime, where: str
+) -> None:
+    requested = ["conv_01"]
+    if where == "errors entry":
+        runtime.script(body("fixtures", fixture("conv_01", runtime.url), errors=[
+            {"conversation_id": FORGED, "code": "c\r", "message": "m\n"}]))
+    elif where == "unrequested fixture":
+        runtime.script(body("fixtures", fixture("conv_01", runtime.url),
+                            fixture(FORGED, runtime.url)))
+    else:
+        requested.append("conv_\x1b[2K\x0bx")  # an id file line may hold any control but \n
+
+    result = get(logged_in, *requested)
+
+    lines = result.stderr.splitlines()
+    assert not any(text.startswith("introspection: wrote 20") for text in lines), lines
+    assert all(text.startswith("introspection: ") for text in lines), lines
+    assert "\x1b" not in result.stderr and "\r" not in result.stderr
+    assert "\\x1b[2K" in result.stderr
