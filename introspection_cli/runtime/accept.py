@@ -78,6 +78,10 @@ class _Sorting:
         self.troubles: dict[str, list[tuple[str, str]]] = {}
 
     def sort(self, batch: ExportBatch, first_line: int) -> Accepted:
+        # The conversation an unreadable entry was about is unknown: if it was requested,
+        # it is reported below as neither exported nor reported.
+        self.result.warnings.extend(f"the runtime sent an unreadable error, ignored: {why}"
+                                    for why in batch.unreadable_errors)
         for line in batch.lines:
             self._take(line, first_line + len(self.accepted))
         for error in batch.errors:

@@ -12,7 +12,8 @@ Error policy (documented in docs/export.md):
 * A 200 whose body is not the expected JSON shape → ServiceError (exit 3). For an
   export only the envelope counts: each exported object is passed on as the
   exact JSON line it would be written as (see ``wirejson.py``), for the caller
-  to judge one by one.
+  to judge one by one, and an ``errors`` entry that cannot be read is passed on
+  as a warning (``unreadable_errors``).
 
 The token lives only in the client's default headers. httpx2 errors are never
 chained into ours (their ``request`` carries those headers), and any text that
@@ -171,12 +172,21 @@ class HttpRuntimeClient:
         except BodyShapeError as exc:
             detail = self._described(self._clean(str(exc)), response)
             raise self._shape_error(path, detail) from None
-        return ExportBatch(lines=body.lines,
-                           errors=[self._export_error(path, e) for e in body.errors])
+        errors = [self._export_error(e) for e in body.errors]
+        unreadable = [self._clean(why) for why in body.unreadable]
+        unreadable += [self._without_id(e) for e in body.errors
+                       if not isinstance(e.get("conversation_id"), str)]
+        return ExportBatch(lines=body.lines, errors=[e for e in errors if e is not None],
+                           unreadable_errors=unreadable)
 
-    def _export_error(self, path: str, entry: dict[str, Any]) -> ExportError:
+    def _without_id(self, entry: dict[str, Any]) -> str:
+        said = " ".join(self._clean(text_of(entry[key])) for key in ("code", "message")
+                        if key in entry)
+        return "an entry of `errors` has no conversation_id" + (f" ({said})" if said else "")
+
+    def _export_error(self, entry: dict[str, Any]) -> ExportError | None:
         if not isinstance(entry.get("conversation_id"), str):
-            raise self._shape_error(path, "an entry of `errors` has no conversation_id")
+            return None  # reported by the caller, among the unreadable entries
         code, message = entry.get("code"), entry.get("message")
         return ExportError(
             conversation_id=entry["conversation_id"],

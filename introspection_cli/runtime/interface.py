@@ -47,6 +47,9 @@ class ExportBatch:
 
     lines: list[bytes] = field(default_factory=list)
     errors: list[ExportError] = field(default_factory=list)
+    #: ``errors`` entries that could not be read (not an object, no conversation id, a
+    #: repeated key), each said once and otherwise ignored.
+    unreadable_errors: list[str] = field(default_factory=list)
 
 
 class RuntimeApi(Protocol):

@@ -7,8 +7,9 @@ holding all of that, so the fixture module judges exactly the bytes that would
 be written, and ``conversations get`` and ``check`` always agree on a row. One
 broken object is that object's problem, not the whole answer's.
 
-Only the envelope (the top-level object, its list of objects and its
-``errors`` entries) must be unambiguous: a repeated key there is a shape error.
+Only the envelope (the top-level object and its two lists) must be
+unambiguous: a repeated key there is a shape error. One ``errors`` entry that
+cannot be read is reported (``unreadable``) and left out, like one broken object.
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ class JsonLiteral:
 
 @dataclass(frozen=True, slots=True)
 class ExportBody:
-    """The exported objects as JSON lines, and the ``errors`` entries (members of each)."""
+    """The exported objects as JSON lines, the ``errors`` entries (members of each), and
+    why each entry that is not an object or repeats a key was left out."""
 
     lines: list[bytes]
     errors: list[dict[str, Any]]
+    unreadable: list[str]
 
 
 _LENIENT = json.JSONDecoder(object_pairs_hook=JsonObject, parse_float=JsonLiteral,
@@ -81,12 +84,18 @@ def parse_export_body(content: bytes, key: str) -> ExportBody:
     if (not isinstance(items, list) or not all(isinstance(item, JsonObject) for item in items)
             or not isinstance(errors, list)):
         raise BodyShapeError(f'expected {{"{key}": [objects...], "errors": [...]}}')
-    entries = []
-    for entry in errors:
+    entries: list[dict[str, Any]] = []
+    unreadable: list[str] = []
+    for number, entry in enumerate(errors, start=1):
         if not isinstance(entry, JsonObject):
-            raise BodyShapeError("an entry of `errors` is not an object")
-        entries.append(entry.unique("an entry of `errors`"))
-    return ExportBody(lines=[json_line(item) for item in items], errors=entries)
+            unreadable.append(f"entry {number} of `errors` is not an object")
+            continue
+        try:
+            entries.append(entry.unique(f"entry {number} of `errors`"))
+        except BodyShapeError as exc:
+            unreadable.append(str(exc))
+    return ExportBody(lines=[json_line(item) for item in items], errors=entries,
+                      unreadable=unreadable)
 
 
 def json_line(value: Any) -> bytes:

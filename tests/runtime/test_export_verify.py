@@ -165,3 +165,24 @@ def test_a_repeated_key_in_the_envelope_is_still_a_shape_error(
     assert result.exit_code == 3
     assert 'the key "fixtures" appears twice in the body' in result.stderr
     assert result.stdout == b""
+
+
+@pytest.mark.parametrize(("entry", "why"), [
+    ('{"code": "x", "message": "gone"}', "an entry of `errors` has no conversation_id (x gone)"),
+    ('"oops"', "entry 1 of `errors` is not an object"),
+    ('{"conversation_id": "conv_02", "conversation_id": "conv_03", "code": "x"}',
+     'the key "conversation_id" appears twice in entry 1 of `errors`'),
+])
+def test_an_unreadable_errors_entry_is_a_warning_and_valid_fixtures_are_written(
+    logged_in: Cli, runtime: StubRuntime, entry: str, why: str
+) -> None:
+    good = json.dumps(make_fixture("conv_01", runtime.url))
+    runtime.script(body("fixtures", good, errors=f"[{entry}]"))
+
+    result = get(logged_in, "conv_01", "conv_02")
+
+    assert result.exit_code == 1, result.stderr
+    assert result.stdout == compact(make_fixture("conv_01", runtime.url)).encode() + b"\n"
+    assert f"warning: the runtime sent an unreadable error, ignored: {why}" in result.stderr
+    assert "error: conv_02: the runtime returned neither a fixture nor an error" in result.stderr
+    assert "unexpected response" not in result.stderr
