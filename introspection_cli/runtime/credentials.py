@@ -82,11 +82,13 @@ def normalize_url(url: str, *, source: str = URL_FLAG) -> str:
     shown = _USER_INFO.sub(r"\1***@", url)  # no message below can echo a password
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 (urlsplit checks the port only when asked)
+        port = parts.port  # urlsplit checks the port only when asked
     except ValueError as exc:  # unbalanced brackets, a bad IPv6 address or port
         problem = ("has an invalid port" if "port" in str(exc).lower()
                    else f"is not a valid URL ({exc})")
         raise _url_error(source, f"runtime URL {shown!r} {problem}") from None
+    if port == 0:  # no server listens on port 0: connecting would fail as "unreachable"
+        raise _url_error(source, f"runtime URL {shown!r} has an invalid port (0)")
     if parts.username is not None or parts.password is not None:
         raise _url_error(source, "the runtime URL must not contain user info (user:password@): "
                                  "the login is a token")
@@ -102,7 +104,10 @@ def normalize_url(url: str, *, source: str = URL_FLAG) -> str:
         raise _url_error(source, f"refusing to send a token over plain http to {parts.hostname}; "
                                  "use the runtime's https:// URL (plain http is only allowed "
                                  "for localhost)")
-    return url.rstrip("/")
+    # Scheme and host are case-insensitive (RFC 3986 6.2.2.1): HTTP://Host and http://host
+    # are one runtime, so they must compare equal (an IPv6 zone id keeps its case).
+    address, zone, rest = parts.netloc.partition("%25")
+    return f"{parts.scheme}://{address.lower()}{zone}{rest}{parts.path}".rstrip("/")
 
 
 def _host_problem(netloc: str, hostname: str) -> str | None:

@@ -27,6 +27,8 @@ MALFORMED = [
     ("https://-runtime.example", "invalid host name"),
     ("https://ex%41mple.com", "invalid host name"),
     ("http://127.0.0.999", "invalid IPv4 address"),
+    ("http://127.0.0.1:0", "invalid port (0)"),  # was accepted, then "unreachable" (exit 3)
+    ("https://runtime.example:0/", "invalid port (0)"),
 ]
 
 
@@ -97,6 +99,9 @@ def test_a_password_in_a_malformed_url_is_never_shown(cli: Cli) -> None:
     ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
     ("https://runtime_1.internal:443", "https://runtime_1.internal:443"),
     ("  https://runtime.example  ", "https://runtime.example"),
+    # Scheme and host compare case-insensitively; the path and an IPv6 zone id do not.
+    ("HTTPS://Runtime.Example/Base/", "https://runtime.example/Base"),
+    ("https://[FE80::1%25Eth0]:8443", "https://[fe80::1%25Eth0]:8443"),
 ])
 def test_valid_urls_are_kept(url: str, normalized: str) -> None:
     assert normalize_url(url) == normalized
@@ -106,3 +111,20 @@ def test_the_http_client_turns_an_unusable_url_into_a_config_error() -> None:
     """Even a URL that skipped normalize_url cannot end in an internal error."""
     with pytest.raises(ConfigError, match="cannot be used"):
         HttpRuntimeClient(Credentials("http://[::1]x", SENTINEL_TOKEN))
+
+
+def test_an_env_url_differing_only_in_case_is_the_stored_login(
+    cli: Cli, runtime: StubRuntime
+) -> None:
+    cli.login(runtime.url.replace("http://", "HTTP://"))
+    Path("ids.txt").write_text("conv_01\n")
+
+    same = cli("conversations", "get", "--ids-file", "ids.txt",
+               env={"INTROSPECTION_API_URL": runtime.url})
+    # localhost is another name, not the same URL: still refused.
+    other = cli("conversations", "get", "--ids-file", "ids.txt",
+                env={"INTROSPECTION_API_URL": runtime.url.replace("127.0.0.1", "localhost")})
+
+    assert same.exit_code == 0, same.stderr
+    assert other.exit_code == 2
+    assert "but you are logged in to" in other.stderr
