@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from introspection_cli import strictjson
-from introspection_cli.fixture import line_conversation_id, parse_fixture_line, verify_fixture
+from introspection_cli.fixture import line_conversation_id
+from introspection_cli.fixture.rows import check_line
 from introspection_cli.runtime.interface import ExportBatch
 
 #: Labels are added after export: an unlabelled row is what the runtime should send.
@@ -138,10 +139,14 @@ class _Sorting:
 
 
 def _fixture_problems(line: bytes, number: int) -> list[str]:
-    """Exactly what ``check`` says about the line, labels aside (no cross-row rule)."""
-    row, rejections = parse_fixture_line(line, number)
-    if row is not None:
-        rejections = rejections + verify_fixture(row, number)
+    """Exactly what ``check`` says about the line, labels aside (no cross-row rule).
+
+    ``check_line`` is what ``check`` runs on each line, called directly (as ``check``
+    does) rather than through ``verify_fixture_line``: how deep a row may nest before
+    it cannot be read or hashed depends on the Python stack below, so one frame more
+    here rejected rows ``check`` accepts.
+    """
+    _, rejections = check_line(line, number)
     return [f"[{r.code}] {r.message}" for r in rejections if r.code not in _IGNORED_ON_EXPORT]
 
 

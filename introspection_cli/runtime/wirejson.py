@@ -5,7 +5,8 @@ lose: a repeated key, ``NaN``/``Infinity``, a number's literal text, a lone
 surrogate. Each exported object is then re-written as one compact JSON line
 holding all of that, so the fixture module judges exactly the bytes that would
 be written, and ``conversations get`` and ``check`` always agree on a row. One
-broken object is that object's problem, not the whole answer's.
+broken object is that object's problem, not the whole answer's: the body is
+decoded without recursion, so not even nesting depth fails it as a whole.
 
 Only the envelope (the top-level object and its two lists) must be
 unambiguous: a repeated key there is a shape error. One ``errors`` entry that
@@ -60,8 +61,6 @@ class ExportBody:
     unreadable: list[str]
 
 
-_LENIENT = json.JSONDecoder(object_pairs_hook=JsonObject, parse_float=JsonLiteral,
-                            parse_int=JsonLiteral, parse_constant=JsonLiteral)
 _LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")
 
 
@@ -71,9 +70,7 @@ def parse_export_body(content: bytes, key: str) -> ExportBody:
     Raises :class:`BodyShapeError` when the body is not such an object.
     """
     try:
-        body = _LENIENT.decode(content.decode("utf-8"))
-    except RecursionError:
-        raise BodyShapeError("the body is nested too deeply to read") from None
+        body = decode_lenient(content.decode("utf-8"))
     except ValueError:  # invalid UTF-8 or JSON
         raise BodyShapeError("the body is not a JSON object") from None
     if not isinstance(body, JsonObject):
@@ -96,6 +93,94 @@ def parse_export_body(content: bytes, key: str) -> ExportBody:
             unreadable.append(str(exc))
     return ExportBody(lines=[json_line(item) for item in items], errors=entries,
                       unreadable=unreadable)
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_WORDS: tuple[tuple[str, Any], ...] = (
+    ("null", None), ("true", True), ("false", False), ("NaN", JsonLiteral("NaN")),
+    ("Infinity", JsonLiteral("Infinity")), ("-Infinity", JsonLiteral("-Infinity")))
+_STRINGS = json.JSONDecoder()
+_ARRAY = object()  # marks an array frame on the decoder's stack (an object frame holds a key)
+
+
+def decode_lenient(text: str) -> Any:
+    """Decode one JSON document as the stdlib decoder would with every hook set to keep
+    things as sent (:class:`JsonObject`, :class:`JsonLiteral`), but iteratively.
+
+    The stdlib decoder recurses, so a body holding one deeply nested object failed as a
+    whole; here nesting depth is no limit, and each exported object's own line is judged
+    by the fixture module exactly as ``check`` judges it. Raises ``ValueError``.
+    """
+    frames: list[list[Any]] = []  # the members or items read so far, innermost last
+    keys: list[Any] = []  # per frame: the current member's key, or _ARRAY
+    index = _skip(text, 0)
+    while True:
+        value, index, opened = _value(text, index)
+        if opened is not None:  # a non-empty object or array: read its first member
+            frames.append([])
+            keys.append(_ARRAY if opened == "[" else None)
+            if opened == "{":
+                keys[-1], index = _key(text, index)
+            continue
+        while True:  # a complete value: add it to its container, closing those that end
+            if not frames:
+                if _skip(text, index) != len(text):
+                    raise ValueError(f"extra data at character {index}")
+                return value
+            key = keys[-1]
+            frames[-1].append(value if key is _ARRAY else (key, value))
+            index = _skip(text, index)
+            char = text[index:index + 1]
+            if char == ",":
+                index = _skip(text, index + 1)
+                if key is not _ARRAY:
+                    keys[-1], index = _key(text, index)
+                break
+            if char != ("]" if key is _ARRAY else "}"):
+                raise ValueError(f"expecting ',' or a closing bracket at character {index}")
+            index += 1
+            items = frames.pop()
+            keys.pop()
+            value = items if key is _ARRAY else JsonObject(items)
+
+
+def _skip(text: str, index: int) -> int:
+    """The index of the first character at or after ``index`` that is not JSON whitespace."""
+    match = _WHITESPACE.match(text, index)
+    return match.end() if match else index
+
+
+def _value(text: str, index: int) -> tuple[Any, int, str | None]:
+    """The scalar or empty container at ``index`` and where it ends, or, for a non-empty
+    object or array, ``(None, index of its first member, "{" or "[")``."""
+    char = text[index:index + 1]
+    if char in ("{", "["):
+        after = _skip(text, index + 1)
+        if text[after:after + 1] == ("}" if char == "{" else "]"):
+            return (JsonObject([]) if char == "{" else []), after + 1, None
+        return None, after, char
+    if char == '"':
+        string, end = _STRINGS.raw_decode(text, index)  # a string: no recursion
+        return string, end, None
+    number = _NUMBER.match(text, index)
+    if number is not None:
+        return JsonLiteral(number.group()), number.end(), None
+    for word, value in _WORDS:
+        if text.startswith(word, index):
+            return value, index + len(word), None
+    raise ValueError(f"expecting a value at character {index}")
+
+
+def _key(text: str, index: int) -> tuple[str, int]:
+    """A member's key at ``index`` and the index of its value (after the colon)."""
+    if text[index:index + 1] != '"':
+        raise ValueError(f"expecting a property name at character {index}")
+    key, index = _STRINGS.raw_decode(text, index)
+    index = _skip(text, index)
+    if text[index:index + 1] != ":":
+        raise ValueError(f"expecting ':' at character {index}")
+    return key, _skip(text, index + 1)
 
 
 def json_line(value: Any) -> bytes:
