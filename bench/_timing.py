@@ -82,12 +82,14 @@ def _value(value: float | None, unit: str) -> str:
 
 def table(results: Sequence[BenchResult]) -> str:
     """A fixed-width table: figure, ours, baseline, ratio, target, met."""
-    header = f"{'figure':<46} {'ours':>14} {'baseline':>28} {'ratio':>7} {'target':>8}  met"
+    header = f"{'figure':<46} {'ours':>14} {'baseline':>28} {'ratio':>7} {'target':>13}  met"
     lines = [header, "-" * len(header)]
     for r in results:
         baseline = (f"{r.baseline_name} {_value(r.baseline, r.unit)}"
                     if r.baseline_name else "-")
         ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
+        # A ratio's target has no unit; a figure without a baseline is compared in its own.
+        target = f"<= {r.target:g}" + (f" {r.unit}" if r.ratio is None else "")
         lines.append(f"{r.figure:<46} {_value(r.ours, r.unit):>14} {baseline:>28} {ratio:>7} "
-                     f"{'<= ' + format(r.target, 'g'):>8}  {'yes' if r.met else 'NO'}")
+                     f"{target:>13}  {'yes' if r.met else 'NO'}")
     return "\n".join(lines)

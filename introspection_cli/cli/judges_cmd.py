@@ -57,7 +57,7 @@ def eval_command(
     threshold_split: Annotated[str, typer.Option(
         help="The split --min-agreement and --min-kappa apply to.")] = "all",
     max_retries: Annotated[int, typer.Option(
-        min=0, help="Retries per request on 429, 5xx, timeouts and connection errors "
+        min=0, help="Retries per request on 408, 409, 429, 5xx, timeouts and connection errors "
                     "(the SDK's max_retries).")] = 2,
     timeout: Annotated[float, typer.Option(
         min=0.001, help="Seconds to wait for one model response.")] = 60.0,
@@ -103,7 +103,8 @@ def render_command(
     line: Annotated[int, typer.Option(
         "--line", min=1, help="Line number of the row in the judge's calibration file.")],
     fmt: Annotated[str, typer.Option(
-        "--format", help="text (headed sections) or json ({messages, tool}).")] = "text",
+        "--format",
+        help="text (headed sections) or json ({judge, line, note, messages, tool}).")] = "text",
 ) -> None:
     """Print the exact messages and tool schema a judge would send for one row; no call is made."""
     from introspection_cli.evaluation.render_row import format_row_prompt, prompt_for_line

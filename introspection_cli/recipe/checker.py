@@ -189,7 +189,9 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
     for path, display in judge_files:
         found, judge = check_judge_file(path, display)
         result.diagnostics.extend(found)
-        if judge is not None and path.suffix == ".yaml":
+        # A .yml judge is warned about but is a judge (its rows are checked against it):
+        # eval runs it too, unless a .yaml judge of the same name exists (listed first).
+        if judge is not None and judge.name not in result.judges:
             result.judges[judge.name] = judge
     for path in listing:
         if not path.name.endswith(CALIBRATION_SUFFIX):

@@ -181,3 +181,12 @@ def test_output_through_a_symlink_writes_its_target(tmp_path: Path,
     assert result.returncode == 0, result.stderr
     assert link.is_symlink()
     assert json.loads(target.read_text())["judges"][0]["rows"][0]["outcome"] == "pass"
+
+
+def test_a_yml_judge_is_evaluated(tmp_path: Path, stub: StubModelServer) -> None:
+    root = one_row_recipe(tmp_path / "r")
+    (root / "judges" / "helpful.yaml").rename(root / "judges" / "helpful.yml")
+    result = eval_cli([str(root), "--format", "json"], tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    (judge,) = json.loads(result.stdout)["judges"]
+    assert judge["name"] == "helpful" and judge["rows"][0]["outcome"] == "pass"
