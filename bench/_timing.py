@@ -87,7 +87,7 @@ def table(results: Sequence[BenchResult]) -> str:
     for r in results:
         baseline = (f"{r.baseline_name} {_value(r.baseline, r.unit)}"
                     if r.baseline_name else "-")
-        ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
+        ratio = f"{r.ratio:.3f}" if r.ratio is not None else "-"
         # A ratio's target has no unit; a figure without a baseline is compared in its own.
         target = f"<= {r.target:g}" + (f" {r.unit}" if r.ratio is None else "")
         lines.append(f"{r.figure:<46} {_value(r.ours, r.unit):>14} {baseline:>28} {ratio:>7} "
