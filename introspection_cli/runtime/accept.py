@@ -13,8 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from introspection_cli import strictjson
-from introspection_cli.fixture import line_conversation_id
-from introspection_cli.fixture.rows import check_line
+from introspection_cli.fixture import check_line, line_conversation_id
 from introspection_cli.runtime.interface import ExportBatch
 
 #: Labels are added after export: an unlabelled row is what the runtime should send.
