@@ -12,7 +12,6 @@ instead of the report.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from introspection_cli.diagnostics import Diagnostic, Severity
 from introspection_cli.errors import DataError, ExitCode, UsageError
 from introspection_cli.evaluation.outcomes import SPLITS
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, run_eval
+from introspection_cli.fsutil import check_output_target
 from introspection_cli.recipe.model import Recipe
 
 
@@ -119,23 +119,7 @@ def _check_settings(settings: ReportSettings) -> None:
         if value is not None and not math.isfinite(value):
             raise UsageError(f"{flag} {value} is not a number; pass a value like 0.8")
     if settings.output is not None:
-        check_output_path(settings.output, flag="--output")
-
-
-def check_output_path(path: Path, *, flag: str) -> None:
-    """Refuse a path a report cannot be written to (a directory, a missing or read-only
-    directory), so a run never ends with its results unwritable."""
-    if path.is_dir():
-        raise UsageError(f"{flag} {path} is a directory; pass a file name")
-    if path.is_symlink():
-        path = path.resolve()  # the report is written through the link, to its target
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise UsageError(f"{flag} {path}: the directory {directory} does not exist")
-    # The write is a temp file in that directory renamed over the path: the directory
-    # is what must be writable.
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {path}: the directory {directory} is not writable")
+        check_output_target(settings.output, flag="--output")
 
 
 def _rejection_problems(judges: Sequence[Any]) -> list[str]:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.fixture import line_conversation_id, parse_fixture_line, verify_fixture
-from introspection_cli.fsutil import atomic_write_bytes
-from introspection_cli.runtime.localfiles import NotARegularFile, path_problem, read_file
+from introspection_cli.fsutil import atomic_write_bytes, path_problem
+from introspection_cli.runtime.localfiles import NotARegularFile, read_file
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
 _IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})

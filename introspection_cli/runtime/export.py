@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import DataError, UsageError
-from introspection_cli.fsutil import atomic_write_bytes
+from introspection_cli.fsutil import atomic_write_bytes, check_output_target
 from introspection_cli.runtime.accept import ExportFailure, accept_bundles, accept_fixtures
 from introspection_cli.runtime.appendfile import ExistingFile, read_existing, write_appended
 from introspection_cli.runtime.auth import ClientFactory, default_client_factory
 from introspection_cli.runtime.credentials import Credentials, resolve_credentials
 from introspection_cli.runtime.ids import read_ids_file
 from introspection_cli.runtime.interface import ExportBatch, RuntimeApi
-from introspection_cli.runtime.localfiles import NotARegularFile, path_problem, refuse_non_regular
 
 FORMATS = ("json",)
 
@@ -117,28 +116,11 @@ def export(options: ExportOptions, environ: Mapping[str, str],
 
 
 def _check_output(options: ExportOptions) -> None:
-    output = options.output
-    if output is None:
+    if options.output is None:
         return
-    try:
-        refuse_non_regular(output)
-        exists = output.exists()
-        directory = output.resolve().parent
-        has_directory = directory.is_dir()
-    except NotARegularFile as exc:
-        raise UsageError(f"--output {output} is {exc.kind}, not a regular file; pass a file "
-                         "name (without --output, rows go to stdout)") from None
-    except (NotADirectoryError, FileNotFoundError) as exc:
-        raise UsageError(f"--output {output}: its directory does not exist "
-                         f"({path_problem(exc)})") from None
-    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long...
-        raise UsageError(f"--output {output} cannot be used ({path_problem(exc)}); pass "
-                         "another file name") from None
-    if exists and not options.force:
-        raise UsageError(f"--output {output} already exists; pass --force to replace it, "
-                         "or --append-to to add rows to a calibration file")
-    if not has_directory:
-        raise UsageError(f"--output {output}: its directory does not exist")
+    if check_output_target(options.output, flag="--output") and not options.force:
+        raise UsageError(f"--output {options.output} already exists; pass --force to replace "
+                         "it, or --append-to to add rows to a calibration file")
 
 
 def _fetch(options: ExportOptions, wanted: list[str], credentials: Credentials,

@@ -12,13 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+from introspection_cli.fsutil import kind_of
 
 
 class NotARegularFile(Exception):
@@ -31,19 +25,6 @@ class NotARegularFile(Exception):
 
 class FileTooLarge(Exception):
     """The file holds more than the caller's limit."""
-
-
-def path_problem(exc: OSError | RuntimeError) -> str:
-    """The OS's reason a path cannot be used, for messages ("Not a directory", "Too many
-    levels of symbolic links"); ``Path.resolve`` reports a symlink loop as RuntimeError."""
-    if isinstance(exc, OSError):
-        return exc.strerror or type(exc).__name__
-    return "a symlink loop"
-
-
-def kind_of(mode: int) -> str:
-    """What a ``st_mode`` is, for messages ("a directory", "a FIFO (named pipe)"...)."""
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def refuse_non_regular(path: Path) -> None:
