@@ -9,11 +9,10 @@ import anthropic
 from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ModelRequest,
-    Provider,
     ProviderSettings,
     token_count,
-    without_userinfo,
 )
+from introspection_cli.evaluation.providers.sdk_client import SdkProvider
 from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
 
 _KEY_ENV = "ANTHROPIC_API_KEY"
@@ -21,27 +20,17 @@ _KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 1024
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(SdkProvider):
     """Calls ``messages.create`` with a forced tool."""
 
     name = "anthropic"
 
     def __init__(self, settings: ProviderSettings) -> None:
-        self._settings = settings
-        # The key is always passed explicitly: without it the SDK reads profile files.
-        self._client = anthropic.AsyncAnthropic(
-            api_key=settings.api_key,
-            base_url=settings.base_url,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout,
-        )
+        super().__init__(settings)
+        self._client = anthropic.AsyncAnthropic(**self.client_options(settings))
         # The first access imports the SDK's resource modules (~25 ms): do it here,
         # inside create_provider's import window, rather than in the first request.
         self._messages = self._client.messages
-
-    @property
-    def endpoint(self) -> str:
-        return without_userinfo(str(self._client.base_url).rstrip("/"))
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
@@ -52,9 +41,6 @@ class AnthropicProvider(Provider):
                                  settings=self._settings, key_env=_KEY_ENV,
                                  body_kind="message") from exc
         return _reply_from_message(message, request.tool_name)
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
 
 def _create_kwargs(request: ModelRequest) -> dict[str, Any]:

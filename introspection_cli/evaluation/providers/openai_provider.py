@@ -10,36 +10,26 @@ import openai
 from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ModelRequest,
-    Provider,
     ProviderSettings,
     token_count,
-    without_userinfo,
 )
+from introspection_cli.evaluation.providers.sdk_client import SdkProvider
 from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
 
 _KEY_ENV = "OPENAI_API_KEY"
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(SdkProvider):
     """Calls ``chat.completions.create`` with a forced function tool."""
 
     name = "openai"
 
     def __init__(self, settings: ProviderSettings) -> None:
-        self._settings = settings
-        self._client = openai.AsyncOpenAI(
-            api_key=settings.api_key,
-            base_url=settings.base_url,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout,
-        )
+        super().__init__(settings)
+        self._client = openai.AsyncOpenAI(**self.client_options(settings))
         # The first access imports the SDK's resource modules (~25 ms): do it here,
         # inside create_provider's import window, rather than in the first request.
         self._raw_create = self._client.chat.completions.with_raw_response.create
-
-    @property
-    def endpoint(self) -> str:
-        return without_userinfo(str(self._client.base_url).rstrip("/"))
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
@@ -53,9 +43,6 @@ class OpenAIProvider(Provider):
                                  settings=self._settings, key_env=_KEY_ENV,
                                  body_kind="chat completion") from exc
         return _reply_from_completion(completion, request.tool_name)
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
 
 def _create_kwargs(request: ModelRequest) -> dict[str, Any]:
