@@ -114,7 +114,9 @@ class VerdictCache:
         batch, self._pending = self._pending, []
         try:
             with self._db:  # the connection is in autocommit mode: open a transaction
-                self._db.execute("BEGIN")
+                # IMMEDIATE takes the write lock now, waiting (busy_timeout) for another
+                # run's write to finish, instead of failing when a read upgrades.
+                self._db.execute("BEGIN IMMEDIATE")
                 self._db.executemany(
                     "INSERT OR REPLACE INTO verdicts (key, verdict, reasoning) VALUES (?, ?, ?)",
                     batch)
