@@ -120,9 +120,8 @@ def make_recipe(root: Path) -> Path:
 
 def write_request_bodies(recipe: Path, path: Path) -> Path:
     """The exact ``chat.completions.create`` arguments eval sends, for the bare-SDK script."""
-    from introspection_cli.evaluation.plan import plan_judge
+    from introspection_cli.evaluation.plan import load_valid_recipe, plan_judge
     from introspection_cli.evaluation.providers.openai_provider import _create_kwargs
-    from introspection_cli.evaluation.session import load_valid_recipe
 
     plan = plan_judge(load_valid_recipe(recipe).judges["helpful"], splits=(), provider=None,
                       model=None, regex_timeout=1.0)

@@ -69,11 +69,8 @@ def eval_command(
     3 rows failed at the model provider after retries (the report is still shown).
     """
     from introspection_cli.evaluation.runner import EvalOptions
-    from introspection_cli.evaluation.session import (
-        ReportSettings,
-        check_report_format,
-        evaluate_recipe,
-    )
+    from introspection_cli.reporting.formats import check_report_format
+    from introspection_cli.workflows.judges_eval import ReportSettings, evaluate_recipe
 
     options = EvalOptions(
         judges=tuple(judge or ()), splits=tuple(split or ()), samples=samples,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, cast
 
+from introspection_cli.diagnostics import Diagnostic, Severity
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.evaluation.gate import GateResult, GateTimeout, evaluate_gate
 from introspection_cli.evaluation.outcomes import RejectedRow, Verdict
@@ -74,6 +76,20 @@ class JudgePlan:
         return (f"judge {self.judge.name} sets llm.temperature {temperature:g}, which the "
                 f"{self.provider} provider does not send (its API takes no sampling "
                 "parameters); it has no effect on this run")
+
+
+def load_valid_recipe(path: Path) -> Recipe:
+    """Load the recipe; any error diagnostic stops eval with exit 1, listing them all."""
+    from introspection_cli.recipe.checker import load_recipe
+
+    recipe, diagnostics = load_recipe(path)
+    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR),
+                    key=Diagnostic.sort_key)
+    if errors:
+        listing = "\n".join(d.format_line(hint=False) for d in errors)
+        raise DataError(f"the recipe {path} has {len(errors)} error(s); fix them "
+                        f"(`introspection check {path}`) before evaluating:\n{listing}")
+    return recipe
 
 
 def select_judges(recipe: Recipe, names: Sequence[str]) -> list[Judge]:

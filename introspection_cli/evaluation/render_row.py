@@ -25,7 +25,7 @@ class RowPrompt:
 
 def prompt_for_line(recipe_path: Path, judge_name: str, line: int) -> RowPrompt:
     """Build the request ``judge_name`` would send for calibration row ``line``."""
-    from introspection_cli.evaluation.session import load_valid_recipe
+    from introspection_cli.evaluation.plan import load_valid_recipe
     from introspection_cli.fixture import verify_calibration_file
 
     recipe = load_valid_recipe(recipe_path)

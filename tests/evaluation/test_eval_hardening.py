@@ -12,9 +12,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from introspection_cli.evaluation.report import load_report_schema
 from introspection_cli.evaluation.runner import EvalOptions
-from introspection_cli.evaluation.session import ReportSettings, evaluate_recipe
+from introspection_cli.reporting.model import load_report_schema
+from introspection_cli.workflows.judges_eval import ReportSettings, evaluate_recipe
 from tests.conftest import run_cli
 from tests.evaluation.conftest import UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
@@ -93,7 +93,7 @@ def test_a_report_that_cannot_be_written_after_the_run_is_still_printed(
     def fail(path: Path, report: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("introspection_cli.evaluation.report.write_report", fail)
+    monkeypatch.setattr("introspection_cli.workflows.judges_eval.write_report", fail)
     result = evaluate_recipe(root, EvalOptions(), ReportSettings(
         fmt="json", output=tmp_path / "report.json"))
     assert result.exit_code == 2

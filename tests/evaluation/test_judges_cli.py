@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from introspection_cli.evaluation.report import load_report_schema
+from introspection_cli.reporting.model import load_report_schema
 from tests.conftest import FIXTURES, run_cli
 from tests.evaluation.conftest import (
     GATED_JUDGE,

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from introspection_cli.cli.app import main
-from introspection_cli.evaluation.report import load_report_schema
+from introspection_cli.reporting.model import load_report_schema
 from tests.evaluation.conftest import GATED_JUDGE, SENTINEL_KEY, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
 

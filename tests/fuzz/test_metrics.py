@@ -13,13 +13,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from introspection_cli.evaluation.metrics import (
-    Interval,
-    SplitStats,
-    stats_by_split,
-    wilson_interval,
-)
 from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS, RowOutcome
+from introspection_cli.reporting.metrics import SplitStats, stats_by_split
+from introspection_cli.statistics import Interval, wilson_interval
 
 CELLS = [(split, expected, outcome) for split in ("train", "dev", "test", None)
          for expected in VERDICTS for outcome in OUTCOMES]

@@ -10,16 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from introspection_cli.evaluation.metrics import (
-    Interval,
+from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS, RowOutcome
+from introspection_cli.reporting.metrics import (
     agrees,
     cohen_kappa,
-    mcnemar_exact,
     split_stats,
     stats_by_split,
-    wilson_interval,
 )
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS, RowOutcome
+from introspection_cli.statistics import Interval, mcnemar_exact, wilson_interval
 
 Z = 1.959963984540054
 

@@ -13,9 +13,9 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from introspection_cli.evaluation.baseline import Comparison, JudgeComparison
 from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
-from introspection_cli.evaluation.report_text import (
+from introspection_cli.reporting.baseline import Comparison, JudgeComparison
+from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
     STATS_COLUMNS,
     clean,

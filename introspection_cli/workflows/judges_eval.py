@@ -1,4 +1,4 @@
-"""``judges eval`` and ``judges render`` end to end, minus the command line.
+"""``judges eval`` end to end, minus the command line.
 
 The CLI turns options into :class:`EvalOptions` / :class:`ReportSettings` and
 calls these; they return what to print and the exit code, so the same flow is
@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.diagnostics import Diagnostic, Severity
-from introspection_cli.errors import DataError, ExitCode, UsageError
+from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.evaluation.outcomes import SPLITS
+from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, run_eval
 from introspection_cli.fsutil import check_output_target
-from introspection_cli.recipe.model import Recipe
+from introspection_cli.reporting.baseline import compare_with_baseline, load_baseline
+from introspection_cli.reporting.formats import render_report
+from introspection_cli.reporting.gates import threshold_failures
+from introspection_cli.reporting.model import build_report, write_report
 
 
 @dataclass(frozen=True)
@@ -50,14 +53,6 @@ class EvalCommandResult:
 def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, *,
                     progress: ProgressCallback | None = None) -> EvalCommandResult:
     """Run ``judges eval`` on the recipe at ``path``: the report to print and the exit code."""
-    from introspection_cli.evaluation.baseline import compare_with_baseline, load_baseline
-    from introspection_cli.evaluation.report import (
-        build_report,
-        render_report,
-        threshold_failures,
-        write_report,
-    )
-
     recipe = load_valid_recipe(path)
     # Check everything that can fail cheaply before any model call costs money.
     _check_settings(settings)
@@ -94,20 +89,6 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     return EvalCommandResult(stdout, exit_code, tuple(problems), report)
 
 
-def load_valid_recipe(path: Path) -> Recipe:
-    """Load the recipe; any error diagnostic stops eval with exit 1, listing them all."""
-    from introspection_cli.recipe.checker import load_recipe
-
-    recipe, diagnostics = load_recipe(path)
-    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR),
-                    key=Diagnostic.sort_key)
-    if errors:
-        listing = "\n".join(d.format_line(hint=False) for d in errors)
-        raise DataError(f"the recipe {path} has {len(errors)} error(s); fix them "
-                        f"(`introspection check {path}`) before evaluating:\n{listing}")
-    return recipe
-
-
 def _check_settings(settings: ReportSettings) -> None:
     """Reject thresholds and an --output path that cannot work, before any call."""
     if settings.threshold_split not in SPLITS:
@@ -132,12 +113,3 @@ def _rejection_problems(judges: Sequence[Any]) -> list[str]:
                 f"{', '.join(str(line) for line in lines[:10])}{', ...' if len(lines) > 10 else ''}"
                 "); they are listed in the report")
     return problems
-
-
-def check_report_format(fmt: str) -> str:
-    """Validate ``--format`` for eval."""
-    from introspection_cli.evaluation.report import REPORT_FORMATS
-
-    if fmt not in REPORT_FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; use one of: {', '.join(REPORT_FORMATS)}")
-    return fmt

@@ -20,9 +20,10 @@ from typing import Any
 
 from introspection_cli import strictjson
 from introspection_cli.errors import DataError, UsageError
-from introspection_cli.evaluation.metrics import agrees, mcnemar_exact
 from introspection_cli.evaluation.outcomes import SPLITS
-from introspection_cli.evaluation.report import REPORT_VERSION, load_report_schema
+from introspection_cli.reporting.metrics import agrees
+from introspection_cli.reporting.model import REPORT_VERSION, load_report_schema
+from introspection_cli.statistics import mcnemar_exact
 
 #: The statistics whose change is shown, in display order.
 COMPARED_STATISTICS: tuple[str, ...] = ("agreement", "kappa", "tpr", "tnr")

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from introspection_cli.errors import DataError, ExitCode, UsageError
-from introspection_cli.evaluation.baseline import compare_with_baseline, load_baseline
 from introspection_cli.evaluation.outcomes import SPLITS, EvalRun, JudgeRun, RowOutcome
-from introspection_cli.evaluation.report import build_report, render_report, write_report
-from introspection_cli.evaluation.report_markdown import render_markdown
-from introspection_cli.evaluation.report_text import render_comparison_text
+from introspection_cli.reporting.baseline import compare_with_baseline, load_baseline
+from introspection_cli.reporting.formats import render_report
+from introspection_cli.reporting.model import build_report, write_report
+from introspection_cli.reporting.render_markdown import render_markdown
+from introspection_cli.reporting.render_text import render_comparison_text
 
 
 def make_report(outcomes: dict[str, tuple[str, str]], *, name: str = "billing",

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RejectedRow, RowOutcome, Usage
-from introspection_cli.evaluation.report import build_report, render_report
-from introspection_cli.evaluation.report_markdown import FOLD_AFTER, render_markdown
-from introspection_cli.evaluation.report_text import REASONING_LIMIT, clean, render_text
+from introspection_cli.reporting.formats import render_report
+from introspection_cli.reporting.formatting import REASONING_LIMIT, clean
+from introspection_cli.reporting.model import build_report
+from introspection_cli.reporting.render_markdown import FOLD_AFTER, render_markdown
+from introspection_cli.reporting.render_text import render_text
 
 LONG_REASONING = "The assistant acknowledged the duplicate charge. " * 20
 

@@ -26,12 +26,12 @@ from introspection_cli.evaluation.outcomes import (
     RowOutcome,
     Usage,
 )
-from introspection_cli.evaluation.report import (
+from introspection_cli.reporting.formats import render_report
+from introspection_cli.reporting.gates import threshold_failures
+from introspection_cli.reporting.model import (
     build_report,
     load_report_schema,
-    render_report,
     report_json,
-    threshold_failures,
     write_report,
 )
 

@@ -1,0 +1,46 @@
+"""Picking a renderer by name: the top of the reporting layers.
+
+Renderers are imported only when asked for, so a JSON run never loads the
+text or Markdown code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from introspection_cli.errors import UsageError
+from introspection_cli.reporting.baseline import Comparison
+
+REPORT_FORMATS: tuple[str, ...] = ("text", "json", "markdown")
+
+
+def check_report_format(fmt: str) -> str:
+    """Validate ``--format`` for eval."""
+    if fmt not in REPORT_FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; use one of: {', '.join(REPORT_FORMATS)}")
+    return fmt
+
+
+def render_report(report: dict[str, Any], fmt: str, *, color: bool = False,
+                  comparison: Comparison | None = None) -> str:
+    """The report in ``fmt`` (``text``, ``json`` or ``markdown``) for stdout.
+
+    ``comparison`` (from :func:`~.baseline.compare_with_baseline`) is appended
+    to text and Markdown; the JSON report stays exactly the report model.
+    """
+    if fmt == "json":
+        from introspection_cli.reporting.render_json import render_json
+
+        return render_json(report)
+    if fmt == "text":
+        from introspection_cli.reporting.render_text import render_comparison_text, render_text
+
+        text = render_text(report, color=color)
+        if comparison is not None:
+            text += "\n" + render_comparison_text(comparison, color=color)
+        return text
+    if fmt == "markdown":
+        from introspection_cli.reporting.render_markdown import render_markdown
+
+        return render_markdown(report, comparison=comparison)
+    raise UsageError(f"unknown report format {fmt!r}; use one of: {', '.join(REPORT_FORMATS)}")
