@@ -121,11 +121,11 @@ def make_recipe(root: Path) -> Path:
 def write_request_bodies(recipe: Path, path: Path) -> Path:
     """The exact ``chat.completions.create`` arguments eval sends, for the bare-SDK script."""
     from introspection_cli.evaluation.plan import load_valid_recipe, plan_judge
-    from introspection_cli.evaluation.providers.openai_provider import _create_kwargs
+    from introspection_cli.evaluation.providers.openai_provider import request_body
 
     plan = plan_judge(load_valid_recipe(recipe).judges["helpful"], splits=(), provider=None,
                       model=None, regex_timeout=1.0)
-    bodies = [_create_kwargs(plan.request_for(row)) for row in plan.rows if row.calls_model]
+    bodies = [request_body(plan.request_for(row)) for row in plan.rows if row.calls_model]
     path.write_text(json.dumps(bodies), encoding="utf-8")
     return path
 

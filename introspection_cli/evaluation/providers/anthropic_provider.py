@@ -35,15 +35,19 @@ class AnthropicProvider(SdkProvider):
     async def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; SDK errors are wrapped into :class:`ProviderError`."""
         try:
-            message = await self._messages.create(**_create_kwargs(request))
+            message = await self._messages.create(**request_body(request))
         except (anthropic.AnthropicError, ValueError) as exc:
             raise wrap_sdk_error(exc, anthropic, vendor="Anthropic", endpoint=self.endpoint,
                                  settings=self._settings, key_env=_KEY_ENV,
                                  body_kind="message") from exc
-        return _reply_from_message(message, request.tool_name)
+        return reply_from_message(message, request.tool_name)
 
 
-def _create_kwargs(request: ModelRequest) -> dict[str, Any]:
+def request_body(request: ModelRequest) -> dict[str, Any]:
+    """The ``messages.create`` arguments for ``request``: the JSON body sent.
+
+    ``judges eval --batch`` sends this same body as each batch request's ``params``.
+    """
     kwargs: dict[str, Any] = {
         "model": request.model,
         "system": request.system,
@@ -61,8 +65,11 @@ def _create_kwargs(request: ModelRequest) -> dict[str, Any]:
     return kwargs
 
 
-def _reply_from_message(message: Any, tool_name: str) -> ModelReply:
-    """Pull the tool input and text out of a message, tolerating missing parts."""
+def reply_from_message(message: Any, tool_name: str) -> ModelReply:
+    """Pull the tool input and text out of a message, tolerating missing parts.
+
+    Also reads the messages of a batch's results (built the same lenient way).
+    """
     usage = getattr(message, "usage", None)
     arguments: object | None = None
     other_tool: str | None = None

@@ -36,16 +36,21 @@ class OpenAIProvider(SdkProvider):
         try:
             # The raw response skips building pydantic models for every reply (about
             # 0.3 ms of CPU each, on the event loop); we read the JSON ourselves.
-            raw = await self._raw_create(**_create_kwargs(request))
+            raw = await self._raw_create(**request_body(request))
             completion = json.loads(raw.content)
         except (openai.OpenAIError, ValueError) as exc:
             raise wrap_sdk_error(exc, openai, vendor="OpenAI", endpoint=self.endpoint,
                                  settings=self._settings, key_env=_KEY_ENV,
                                  body_kind="chat completion") from exc
-        return _reply_from_completion(completion, request.tool_name)
+        return reply_from_completion(completion, request.tool_name)
 
 
-def _create_kwargs(request: ModelRequest) -> dict[str, Any]:
+def request_body(request: ModelRequest) -> dict[str, Any]:
+    """The ``chat.completions.create`` arguments for ``request``: the JSON body sent.
+
+    ``judges eval --batch`` puts this same body in its batch file, so a batch result
+    and a direct call of the same request are the same request (and cache entry).
+    """
     kwargs: dict[str, Any] = {
         "model": request.model,
         "messages": [
@@ -74,8 +79,11 @@ def _get(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-def _reply_from_completion(completion: Any, tool_name: str) -> ModelReply:
-    """Pull the tool arguments and text out of a completion body, tolerating missing parts."""
+def reply_from_completion(completion: Any, tool_name: str) -> ModelReply:
+    """Pull the tool arguments and text out of a completion body, tolerating missing parts.
+
+    Also reads the bodies of a batch's output file, which are chat completions too.
+    """
     usage = _get(completion, "usage")
     tokens_in = token_count(_get(usage, "prompt_tokens"))
     tokens_out = token_count(_get(usage, "completion_tokens"))
