@@ -16,7 +16,11 @@ Z_95 = 1.959963984540054
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """A proportion with its Wilson score interval; ``low <= value <= high``, all in [0, 1]."""
+    """An estimate with its 95% interval, ``low <= value <= high``.
+
+    A proportion (a Wilson interval, a corrected pass rate) lies in [0, 1]; a
+    difference of two proportions (:func:`paired_difference`) in [-1, 1].
+    """
 
     value: float
     low: float
@@ -48,6 +52,58 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> Interval | None:
     return Interval(value=p, low=low, high=high)
 
 
+def wilson_lower(successes: float, n: int, z: float = Z_95) -> float:
+    """The Wilson 95% lower bound of ``successes`` out of ``n`` (``n >= 1``).
+
+    ``successes`` may be fractional: planning asks what bound a rate would give
+    on ``n`` rows before those rows exist (``rate * n`` successes).
+    """
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"need n >= 1 and 0 <= successes <= n, got successes={successes}, n={n}")
+    p = successes / n
+    z2 = z * z
+    centre = p + z2 / (2 * n)
+    half_width = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, min(p, (centre - half_width) / (1 + z2 / n)))
+
+
+#: Rows of one class no plan goes beyond: past a million rows the answer is "label far
+#: more than anyone will", and the search stays bounded.
+PLANNING_LIMIT = 1_000_000
+
+
+def rows_to_reach(bar: float, rate: float = 1.0, z: float = Z_95) -> int | None:
+    """The smallest n whose Wilson lower bound at ``rate`` (``rate * n`` of ``n``) is >= ``bar``.
+
+    ``rate = 1`` is a judge that agrees on every row: for ``bar = 0.80`` that is 16
+    (15 of 15 has lower bound 0.796, 16 of 16 has 0.806). ``None`` when no
+    number of rows can reach the bar: the rate is not above it (the bound stays
+    below the rate), or more than :data:`PLANNING_LIMIT` rows would be needed.
+    """
+    if not 0.0 <= bar <= 1.0 or not 0.0 <= rate <= 1.0:
+        raise ValueError(f"bar and rate must be in [0, 1], got bar={bar}, rate={rate}")
+    if bar <= 0.0:
+        return 1
+    if rate <= bar:
+        return None
+
+    def reaches(n: int) -> bool:
+        return wilson_lower(rate * n, n, z) >= bar
+
+    if not reaches(PLANNING_LIMIT):
+        return None
+    # At a fixed rate the lower bound rises with n toward the rate, so the answer is
+    # the first n that reaches: bisect between a miss and a hit.
+    low, high = 0, PLANNING_LIMIT  # reaches(low) is False by convention, reaches(high) True
+    while high - low > 1:
+        middle = (low + high) // 2
+        if reaches(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
 def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs.
 
@@ -64,3 +120,107 @@ def mcnemar_exact(b: int, c: int) -> float:
     tail = sum(math.comb(n, k) for k in range(min(b, c) + 1))
     # Exact integers until the one division, so large n neither overflows nor drifts.
     return min(1.0, 2 * tail / (1 << n))
+
+
+def mcnemar_mid_p(b: int, c: int) -> float:
+    """McNemar's mid-p value for ``b`` and ``c`` discordant pairs (two-sided).
+
+    Under "no change", each of the ``b + c`` rows that changed correctness is
+    equally likely to have gone either way, so ``min(b, c)`` is
+    Binomial(b + c, 1/2). The exact test doubles its lower tail; the mid-p
+    test counts the observed value itself only half (Fagerland, Lydersen and
+    Laake 2013): ``2·P(X < k) + P(X = k)``, which is less conservative and
+    closer to the nominal level on the small counts calibration sets give. No
+    discordant pairs gives 1.0 (no evidence of a change).
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    below = sum(math.comb(n, i) for i in range(k))
+    # Exact integers until the one division, so large n neither overflows nor drifts.
+    return min(1.0, (2 * below + math.comb(n, k)) / (1 << n))
+
+
+def paired_difference(both: int, first_only: int, second_only: int, neither: int,
+                      z: float = Z_95) -> Interval | None:
+    """The 95% interval for p1 − p2 from paired data: Newcombe (1998), method 10.
+
+    ``both`` pairs succeed in both measurements, ``first_only`` only in the
+    first, ``second_only`` only in the second, ``neither`` in neither; p1 =
+    (both + first_only)/n, p2 = (both + second_only)/n. Each marginal
+    proportion gets its Wilson interval; the two are combined ("square and
+    add") with the correlation between them, estimated with Newcombe's
+    correction (phi from ad − bc, lowered by n/2 when positive). ``None``
+    with no pairs.
+    """
+    counts = (both, first_only, second_only, neither)
+    if min(counts) < 0:
+        raise ValueError(f"paired counts must be >= 0, got {counts}")
+    n = sum(counts)
+    if n == 0:
+        return None
+    p1, p2 = (both + first_only) / n, (both + second_only) / n
+    first = wilson_interval(both + first_only, n, z)
+    second = wilson_interval(both + second_only, n, z)
+    assert first is not None and second is not None  # n > 0
+    margins = ((both + first_only) * (second_only + neither) * (both + second_only)
+               * (first_only + neither))
+    phi = 0.0
+    if margins:
+        cross = both * neither - first_only * second_only
+        corrected = cross - n / 2 if cross > n / 2 else min(cross, 0)
+        phi = corrected / math.sqrt(margins)
+    below_1, above_1 = p1 - first.low, first.high - p1
+    below_2, above_2 = p2 - second.low, second.high - p2
+    # The radicands cannot go negative for |phi| <= 1; max() guards against rounding.
+    delta = math.sqrt(max(0.0, below_1 ** 2 - 2 * phi * below_1 * above_2 + above_2 ** 2))
+    epsilon = math.sqrt(max(0.0, above_1 ** 2 - 2 * phi * above_1 * below_2 + below_2 ** 2))
+    difference = (first_only - second_only) / n  # = p1 - p2, without the rounding
+    return Interval(difference, max(-1.0, difference - delta), min(1.0, difference + epsilon))
+
+
+class NoBetterThanChance(ValueError):
+    """TPR + TNR <= 1: the judge's verdicts carry no information about the true rate."""
+
+
+def _clip(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+def corrected_pass_rate(observed: float, observations: int, tpr: float, tnr: float,
+                        pass_rows: int, fail_rows: int, z: float = Z_95) -> Interval:
+    """The true pass rate behind an observed one, given the judge's TPR and TNR.
+
+    The point estimate is Rogan and Gladen's (1978): θ = (p + TNR − 1)/(TPR + TNR − 1),
+    clipped to [0, 1]. The interval is Lee et al.'s (2025, arXiv 2511.21140),
+    which carries the uncertainty of all three measured rates: p over
+    ``observations`` rows, TPR over ``pass_rows`` (m1) and TNR over
+    ``fail_rows`` (m0) calibration rows, each shrunk toward 1/2 (add z²/2 to
+    p's counts, one success and one failure to TPR's and TNR's), with a bias
+    term and a delta-method standard error, clipped to [0, 1].
+
+    Raises :class:`NoBetterThanChance` when TPR + TNR <= 1, and ValueError on
+    impossible inputs.
+    """
+    if observations < 1 or pass_rows < 1 or fail_rows < 1:
+        raise ValueError("the observed rate and both calibration rates need at least one row "
+                         f"each, got N={observations}, m1={pass_rows}, m0={fail_rows}")
+    if not all(0.0 <= rate <= 1.0 for rate in (observed, tpr, tnr)):
+        raise ValueError(f"rates must be in [0, 1], got p={observed}, tpr={tpr}, tnr={tnr}")
+    if tpr + tnr <= 1.0:
+        raise NoBetterThanChance(f"TPR + TNR = {tpr + tnr:.3f} <= 1")
+    z2 = z * z
+    p_shrunk = (observations * observed + z2 / 2) / (observations + z2)
+    q0 = (fail_rows * tnr + 1) / (fail_rows + 2)
+    q1 = (pass_rows * tpr + 1) / (pass_rows + 2)
+    n_shrunk, m0_shrunk, m1_shrunk = observations + z2, fail_rows + 2, pass_rows + 2
+    t = (p_shrunk + q0 - 1) / (q0 + q1 - 1)
+    bias = 2 * z2 * (-(1 - t) * q0 * (1 - q0) / m0_shrunk + t * q1 * (1 - q1) / m1_shrunk)
+    se = math.sqrt(p_shrunk * (1 - p_shrunk) / n_shrunk
+                   + (1 - t) ** 2 * q0 * (1 - q0) / m0_shrunk
+                   + t ** 2 * q1 * (1 - q1) / m1_shrunk) / (q0 + q1 - 1)
+    point = _clip((observed + tnr - 1) / (tpr + tnr - 1))
+    return Interval(point, _clip(t + bias - z * se), _clip(t + bias + z * se))

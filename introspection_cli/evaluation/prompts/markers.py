@@ -15,6 +15,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+#: The fence around the conversation in the user message (part of the judge fingerprint's
+#: harness, with the templates: see :mod:`introspection_cli.evaluation.fingerprint`).
+BEGIN_MARKER = "[BEGIN EVALUATED MATERIAL: conversation]"
+END_MARKER = "[END EVALUATED MATERIAL]"
+
 _MARKER = re.compile(r"\[\s*(?:begin|end)\s*evaluated\s*material")
 _NEUTRALISED = "[neutralised marker: "
 # Plain text that cannot hide a look-alike: printable ASCII and ordinary whitespace.

@@ -20,13 +20,13 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from introspection_cli.evaluation.gate import GateResult, as_match_text, canonical_json
-from introspection_cli.evaluation.prompts.markers import neutralise_markers
+from introspection_cli.evaluation.prompts.markers import (
+    BEGIN_MARKER,
+    END_MARKER,
+    neutralise_markers,
+)
 from introspection_cli.evaluation.verdict import VERDICT_TOOL_NAME
 from introspection_cli.recipe.model import Judge, Matcher
-
-BEGIN_MARKER = "[BEGIN EVALUATED MATERIAL: conversation]"
-END_MARKER = "[END EVALUATED MATERIAL]"
-
 
 
 @dataclass(frozen=True, slots=True)
