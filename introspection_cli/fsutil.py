@@ -3,33 +3,44 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from introspection_cli.errors import UsageError
+from introspection_cli.errors import DataError, UsageError
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None,
+                       keep_owner: bool = False) -> None:
     """Replace ``path`` with ``data`` atomically (temp file in the same dir, fsync, rename).
 
     ``mode`` sets the permission bits of the new file before it becomes visible;
     without it an existing file keeps its mode and a new one gets 0644 less umask.
+    ``keep_owner`` gives the new file the existing file's owner and group; when
+    the OS does not allow that, ``PermissionError`` is raised and nothing is replaced.
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
+    try:
+        existing: os.stat_result | None = path.stat()
+    except FileNotFoundError:
+        existing = None
     if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
+        if existing is not None:
+            mode = existing.st_mode & 0o7777
+        else:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
+            if keep_owner and existing is not None:
+                _take_owner(handle.fileno(), existing)
+            os.fchmod(handle.fileno(), mode)  # after chown, which may clear setuid bits
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -38,6 +49,40 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def _take_owner(fd: int, existing: os.stat_result) -> None:
+    current = os.fstat(fd)
+    if (current.st_uid, current.st_gid) != (existing.st_uid, existing.st_gid):
+        os.fchown(fd, existing.st_uid, existing.st_gid)
+
+
+@contextlib.contextmanager
+def directory_lock(path: Path) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on ``path``'s directory while writing ``path``.
+
+    Every writer of calibration files (``conversations get --append-to``, the
+    label and split writers) takes this one lock, so none renames its copy over
+    another's. The file itself is replaced by rename, so a lock on it would not
+    be seen by the next writer; the directory stays. Raises :class:`DataError`
+    when the directory cannot be opened or locked (nothing was written).
+    """
+    directory = path.parent
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise DataError(f"cannot open {directory} to lock it before writing ({exc.strerror}); "
+                        "nothing was written") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise DataError(f"cannot lock {directory} before writing {path.name} "
+                            f"({exc.strerror}); nothing was written") from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:

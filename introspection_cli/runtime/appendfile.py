@@ -7,16 +7,12 @@ a crash at any point leaves either the old file or the new one, never a mix.
 
 from __future__ import annotations
 
-import fcntl
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.fixture import line_conversation_id, parse_fixture_line, verify_fixture
-from introspection_cli.fsutil import atomic_write_bytes, path_problem
+from introspection_cli.fsutil import atomic_write_bytes, directory_lock, path_problem
 from introspection_cli.runtime.localfiles import NotARegularFile, read_file
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
@@ -133,30 +129,8 @@ def write_appended(existing: ExistingFile, rows: list[bytes]) -> None:
     exports appending to one file at once, the second sees the first's rows and
     refuses instead of renaming its own copy over them.
     """
-    with _directory_lock(existing.path):
+    with directory_lock(existing.path):
         _compare_and_write(existing, rows)
-
-
-@contextmanager
-def _directory_lock(path: Path) -> Iterator[None]:
-    """Hold ``flock(LOCK_EX)`` on ``path``'s directory (the file itself is replaced by rename,
-    so a lock on it would not be seen by the next writer)."""
-    directory = path.parent
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise DataError(f"cannot open {directory} to lock it before writing ({exc.strerror}); "
-                        "nothing was written") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            raise DataError(f"cannot lock {directory} before writing {path.name} "
-                            f"({exc.strerror}); nothing was written") from None
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def _compare_and_write(existing: ExistingFile, rows: list[bytes]) -> None:
