@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from introspection_cli.cli.terminal import stream_wants_color
+
+if TYPE_CHECKING:
+    from introspection_cli.labelling.result import CommandResult
 
 app = typer.Typer(help="Run judges over their calibration data.", no_args_is_help=True)
 
@@ -107,6 +110,41 @@ def render_command(
     from introspection_cli.evaluation.render_row import format_row_prompt, prompt_for_line
 
     sys.stdout.write(format_row_prompt(prompt_for_line(recipe, judge, line), fmt))
+
+
+@app.command("split")
+def split_command(
+    recipe: Annotated[Path, typer.Argument(
+        help=_RECIPE_HELP + " Default: the current directory.")] = Path("."),
+    judge: Annotated[list[str] | None, typer.Option(
+        "--judge", metavar="NAME",
+        help="Split only this judge's rows (repeatable). Default: every judge with a "
+             "calibration file.")] = None,
+    ratios: Annotated[str, typer.Option(
+        metavar="TRAIN:DEV:TEST", help="Target shares of each label's rows.")] = "20:40:40",
+    seed: Annotated[int, typer.Option(
+        help="Orders the rows to assign: the same rows and seed give the same splits.")] = 0,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the resulting table without writing anything.")] = False,
+) -> None:
+    """Give every labelled row without a split one: train, dev or test, stratified by label.
+
+    Rows that already have a split never move; unlabelled rows keep none. Prints the
+    split x label table and warns when a split has too few pass or fail rows to ever
+    certify a judge on. Exit codes: 0 done; 1 rows rejected (left unchanged); 2 usage error.
+    """
+    from introspection_cli.labelling.split import run_split
+
+    _finish(run_split(recipe, judge or [], ratios=ratios, seed=seed, dry_run=dry_run))
+
+
+def _finish(result: CommandResult) -> None:
+    """Print a labelling command's result and exit with its code."""
+    sys.stdout.write(result.stdout)
+    sys.stdout.flush()
+    for problem in result.problems:
+        sys.stderr.write(f"introspection: {problem}\n")
+    raise typer.Exit(int(result.exit_code))
 
 
 class _StderrProgress:

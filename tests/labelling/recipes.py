@@ -1,0 +1,73 @@
+"""Recipes with calibration files for the labelling tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tests.fixture.rowmaker import fixture_envelope
+
+GATED_JUDGE = """\
+name: billing
+description: Handles billing requests
+on:
+  - event: message
+    match:
+      role: user
+      text: /refund|invoice/i
+llm:
+  provider: openai
+  model: stub-model
+instructions: |
+  Return pass when the agent handles the billing request well, fail when it does not.
+"""
+
+UNGATED_JUDGE = """\
+name: helpful
+description: Was the agent helpful
+llm:
+  provider: openai
+  model: stub-model
+instructions: |
+  Return pass when the agent helped, fail when not, not_applicable when nothing to grade.
+"""
+
+
+def row(conversation_id: str, user_text: str = "Where is my refund?", *,
+        expected: str | None = None, split: str | None = None,
+        events: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """A valid exported row; ``events`` replaces the default user/assistant exchange."""
+    judge_input = {
+        "conversation_id": conversation_id,
+        "events": list(events) or [
+            {"type": "message", "role": "user", "text": user_text},
+            {"type": "tool", "name": "lookup_invoice", "input": {"invoice_id": "INV-2291"},
+             "output": {"amount": 49.5, "charges": 2, "status": "paid"}, "status": "ok"},
+            {"type": "message", "role": "assistant", "text": "I have opened refund RF-118."},
+        ],
+    }
+    return fixture_envelope(judge_input, expected=expected, split=split,
+                            runtime_url="https://runtime.example")
+
+
+def write_recipe(root: Path, judges: dict[str, tuple[str, Sequence[dict[str, Any] | str]]],
+                 *, newline: str = "\n") -> Path:
+    """A recipe with ``judges``: name -> (judge YAML, calibration rows or raw lines)."""
+    (root / "judges").mkdir(parents=True, exist_ok=True)
+    (root / "SYSTEM.md").write_text("You are a support agent.\n", encoding="utf-8")
+    for name, (yaml_text, rows) in judges.items():
+        (root / "judges" / f"{name}.yaml").write_text(yaml_text, encoding="utf-8")
+        lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in rows]
+        (root / "judges" / f"{name}.calibration.jsonl").write_bytes(
+            (newline.join(lines) + newline).encode("utf-8"))
+    return root
+
+
+def calibration(root: Path, name: str = "helpful") -> Path:
+    return root / "judges" / f"{name}.calibration.jsonl"
+
+
+def rows_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
