@@ -138,6 +138,43 @@ def split_command(
     _finish(run_split(recipe, judge or [], ratios=ratios, seed=seed, dry_run=dry_run))
 
 
+@app.command("label")
+def label_command(
+    recipe: Annotated[Path, typer.Argument(
+        help=_RECIPE_HELP + " Default: the current directory.")] = Path("."),
+    judge: Annotated[str | None, typer.Option(
+        "--judge", metavar="NAME",
+        help="The judge whose rows to label. Default: the only judge with a calibration "
+             "file.")] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", metavar="LINE=LABEL[:SPLIT]",
+        help="Label one row without a browser, e.g. 12=pass or 12=fail:dev (repeatable; "
+             "LABEL pass, fail or not_applicable; SPLIT train, dev, test or none).")] = None,
+    from_csv: Annotated[Path | None, typer.Option(
+        "--from", metavar="FILE.csv",
+        help="Read labels from a sheet with conversation_id and expected columns (optional "
+             "split); empty cells change nothing.")] = None,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="With --from: change labels and splits rows already have.")
+    ] = False,
+    to_csv: Annotated[Path | None, typer.Option(
+        "--to-csv", metavar="FILE",
+        help="Write a sheet for labelling in a spreadsheet: line, conversation_id, split, "
+             "expected and the transcript as text.")] = None,
+) -> None:
+    """Label a judge's calibration rows: --set, or a sheet (--to-csv, then --from).
+
+    Only the expected and split values of a row ever change; every other byte of the
+    file stays as exported. Exit codes: 0 done; 1 rows or sheet lines could not be
+    used (reported); 2 usage error.
+    """
+    from introspection_cli.labelling.commands import LabelRequest, run_label
+
+    _finish(run_label(LabelRequest(
+        recipe=recipe, judge=judge, assignments=tuple(set_ or ()), from_csv=from_csv,
+        overwrite=overwrite, to_csv=to_csv)))
+
+
 def _finish(result: CommandResult) -> None:
     """Print a labelling command's result and exit with its code."""
     sys.stdout.write(result.stdout)

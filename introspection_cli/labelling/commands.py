@@ -1,0 +1,56 @@
+"""``judges label``: pick the mode from the options, then hand over to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from introspection_cli.errors import UsageError
+from introspection_cli.labelling.result import CommandResult
+
+
+@dataclass(frozen=True)
+class LabelRequest:
+    """The options of ``judges label``."""
+
+    recipe: Path
+    judge: str | None = None
+    assignments: tuple[str, ...] = ()
+    from_csv: Path | None = None
+    overwrite: bool = False
+    to_csv: Path | None = None
+
+
+def run_label(request: LabelRequest) -> CommandResult:
+    """Run the one mode the options ask for (:class:`UsageError` when they ask for several)."""
+    from introspection_cli.labelling.calibration import read_calibration
+    from introspection_cli.labelling.recipe import single_judge
+
+    modes = [flag for flag, given in (("--set", bool(request.assignments)),
+                                      ("--from", request.from_csv is not None),
+                                      ("--to-csv", request.to_csv is not None)) if given]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} cannot be combined; run one at a time")
+    if request.overwrite and request.from_csv is None:
+        raise UsageError("--overwrite only applies to --from FILE.csv")
+    if not modes:
+        raise UsageError("pass --set LINE=LABEL, --to-csv FILE or --from FILE.csv")
+    if request.assignments:  # parse before loading anything: a typo is a quick usage error
+        from introspection_cli.labelling.setlabels import parse_assignment, run_set
+
+        assignments = [parse_assignment(text) for text in request.assignments]
+    judge, notes = single_judge(request.recipe, request.judge)
+    if request.assignments:
+        result = run_set(judge.calibration_path, assignments)
+    elif request.to_csv is not None:
+        from introspection_cli.labelling.sheet import write_sheet
+
+        result = write_sheet(read_calibration(judge.calibration_path), request.to_csv)
+    else:
+        from introspection_cli.labelling.sheet import apply_sheet
+
+        assert request.from_csv is not None
+        result = apply_sheet(read_calibration(judge.calibration_path), request.from_csv,
+                             overwrite=request.overwrite)
+    result.problems[:0] = notes
+    return result
