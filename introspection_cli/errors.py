@@ -43,6 +43,23 @@ class DataError(IntrospectionError):
     exit_code = ExitCode.PROBLEMS
 
 
+class OutputError(IntrospectionError):
+    """stdout did not take everything a command printed (a full disk, a file size limit,
+    a closed pipe). The message says what was not written.
+
+    ``quiet`` (a closed pipe under text output, as in ``| head``): exit with
+    ``exit_code`` and print nothing, the reader having gone away on purpose.
+    """
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, message: str, *, quiet: bool = False) -> None:
+        super().__init__(message)
+        self.quiet = quiet
+        if quiet:
+            self.exit_code = ExitCode.PROBLEMS
+
+
 class ServiceError(IntrospectionError):
     """An external service (model provider, runtime API) failed after retries."""
 

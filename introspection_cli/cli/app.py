@@ -30,7 +30,9 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"introspection {__version__}")
+        from introspection_cli.cli.stdout import write_stdout
+
+        write_stdout(f"introspection {__version__}\n", what="the version", quiet_epipe=True)
         raise typer.Exit()
 
 
@@ -70,6 +72,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     try:
         command.main(args=argv, prog_name="introspection", standalone_mode=True)
     except IntrospectionError as exc:
+        if getattr(exc, "quiet", False):
+            raise SystemExit(int(exc.exit_code)) from None
         fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("introspection: interrupted\n")

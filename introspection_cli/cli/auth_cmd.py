@@ -22,6 +22,7 @@ def login(
 
     The token is checked with GET /v1/whoami before it is stored, and never printed.
     """
+    from introspection_cli.cli.stdout import write_stdout
     from introspection_cli.errors import ConfigError
     from introspection_cli.runtime.auth import login as do_login
     from introspection_cli.runtime.auth import login_url
@@ -37,20 +38,25 @@ def login(
                 "no token given; pass it at the prompt or with --token-stdin"
             ) from None
     result = do_login(target, token, os.environ)
-    typer.echo(f"Logged in to {result.url} as {result.identity.describe()}.")
-    typer.echo(f"Credentials stored in {result.stored_at}.", err=True)
+    try:
+        write_stdout(f"Logged in to {result.url} as {result.identity.describe()}.\n",
+                     what="the login message")
+    finally:
+        typer.echo(f"Credentials stored in {result.stored_at}.", err=True)
 
 
 def logout() -> None:
     """Remove the stored runtime login."""
+    from introspection_cli.cli.stdout import write_stdout
     from introspection_cli.runtime.auth import logout as do_logout
     from introspection_cli.runtime.credentials import TOKEN_ENV, credentials_path
 
     removed = do_logout(os.environ)
     if removed is None:
-        typer.echo(f"Not logged in (no {credentials_path(os.environ)}); nothing to remove.")
+        message = f"Not logged in (no {credentials_path(os.environ)}); nothing to remove.\n"
     else:
-        typer.echo(f"Logged out: removed {removed}.")
+        message = f"Logged out: removed {removed}.\n"
+    write_stdout(message, what="the logout message", quiet_epipe=True)
     if os.environ.get(TOKEN_ENV):
         typer.echo(f"Note: {TOKEN_ENV} is still set in your environment.", err=True)
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from introspection_cli.cli.stdout import write_stdout
 from introspection_cli.cli.terminal import stream_wants_color
 
 
@@ -45,7 +46,8 @@ def check(
         # JSON is always the SPEC §3.1 object, even with nothing checked (empty lists,
         # zero counts), so a consumer can always parse stdout.
         render = REPORTERS[output_format.value]
-        sys.stdout.write(render(results, color=stream_wants_color(sys.stdout)))
+        write_stdout(render(results, color=stream_wants_color(sys.stdout)),
+                     what="the check report", quiet_epipe=output_format is CheckFormat.text)
     else:
         sys.stderr.write("introspection: note: no PATH is inside a recipe; nothing was checked\n")
     failing = sum(r.errors for r in results)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -43,17 +42,21 @@ def get(
     Exit codes: 0 all exported; 1 some conversations could not be exported (the
     rest are written); 2 bad flags, ids file or login; 3 the runtime failed.
     """
-    from introspection_cli.errors import DataError
+    from introspection_cli.cli.stdout import write_stdout_lines
+    from introspection_cli.errors import DataError, OutputError
     from introspection_cli.runtime.export import ExportOptions, export
 
     options = ExportOptions(ids_file=ids_file, judge_fixtures=judge_fixtures,
                             format=output_format, output=output, append_to=append_to, force=force)
     result = export(options, os.environ)
     note = functools.partial(_note, scrub=result.scrubbed)
-    if result.destination is None:
-        out = sys.stdout.buffer
-        out.write(b"".join(row + b"\n" for row in result.rows))
-        out.flush()
+    kind = "fixture" if judge_fixtures else "conversation"
+    stdout_failed: OutputError | None = None
+    if result.destination is None and result.rows:
+        try:
+            write_stdout_lines(result.rows, noun=kind)
+        except OutputError as exc:  # said last, after what the export itself found
+            stdout_failed = exc
     for conversation_id in result.duplicate_ids:
         note(f"warning: {conversation_id} is listed more than once in {ids_file}; exported once")
     for warning in result.warnings:
@@ -63,14 +66,15 @@ def get(
              f"{append_to}: {', '.join(result.skipped_existing)}")
     for failure in result.failures:
         note(f"error: {failure.conversation_id or '(no conversation id)'}: {failure.reason}")
-    kind = "fixture(s)" if judge_fixtures else "conversation(s)"
+    if stdout_failed is not None:
+        raise stdout_failed
     if result.rows:
         where = result.destination if result.destination is not None else "stdout"
-        note(f"wrote {len(result.rows)} {kind} to {where}")
+        note(f"wrote {len(result.rows)} {kind}(s) to {where}")
     else:
         note("nothing written")
     if result.failures:
-        raise DataError(_failure_summary(result.failures, len(result.requested), kind))
+        raise DataError(_failure_summary(result.failures, len(result.requested), f"{kind}(s)"))
 
 
 def _failure_summary(failures: list[ExportFailure], requested: int, kind: str) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from introspection_cli.cli.stdout import write_stdout
 from introspection_cli.cli.terminal import stream_wants_color
 
 if TYPE_CHECKING:
@@ -89,10 +90,12 @@ def eval_command(
     finally:
         if progress is not None:
             progress.finish()
-    sys.stdout.write(result.stdout)
-    sys.stdout.flush()
-    for problem in result.problems:
-        sys.stderr.write(f"introspection: {problem}\n")
+    try:
+        write_stdout(result.stdout, what=f"the {settings.fmt} report",
+                     quiet_epipe=settings.fmt == "text")
+    finally:  # the problems are said even when stdout failed
+        for problem in result.problems:
+            sys.stderr.write(f"introspection: {problem}\n")
     raise typer.Exit(int(result.exit_code))
 
 
@@ -109,7 +112,8 @@ def render_command(
     """Print the exact messages and tool schema a judge would send for one row; no call is made."""
     from introspection_cli.evaluation.render_row import format_row_prompt, prompt_for_line
 
-    sys.stdout.write(format_row_prompt(prompt_for_line(recipe, judge, line), fmt))
+    write_stdout(format_row_prompt(prompt_for_line(recipe, judge, line), fmt), what="the prompt",
+                 quiet_epipe=fmt == "text")
 
 
 @app.command("split")

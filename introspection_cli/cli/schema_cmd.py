@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -13,9 +12,10 @@ def schema(
         help="Schema name: judge, agent, skill, judge-fixture or eval-report.")],
 ) -> None:
     """Print a JSON Schema (Draft 2020-12), e.g. for yaml-language-server in your editor."""
+    from introspection_cli.cli.stdout import write_stdout
     from introspection_cli.resources import schema_text
 
-    sys.stdout.write(schema_text(name))
+    write_stdout(schema_text(name), what=f"the {name} schema")
 
 
 def register(app: typer.Typer) -> None:
