@@ -71,12 +71,13 @@ def logout(environ: Mapping[str, str]) -> Path | None:
 def default_client_factory(environ: Mapping[str, str]) -> ClientFactory:
     """The real HTTP client, with the retry policy from the environment."""
     # httpx is imported only by commands that talk to the runtime.
-    from introspection_cli.runtime.client import HttpRuntimeClient, RetryPolicy
+    from introspection_cli.runtime.client import HttpRuntimeClient
+    from introspection_cli.runtime.retries import RetryPolicy
 
     policy = RetryPolicy.from_env(environ)
 
     def factory(credentials: Credentials) -> RuntimeApi:
-        return HttpRuntimeClient(credentials, policy)
+        return HttpRuntimeClient(credentials, policy, environ=environ)
 
     return factory
 

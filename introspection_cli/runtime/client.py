@@ -9,93 +9,45 @@ Error policy (documented in docs/export.md):
 * 401 → ConfigError (exit 2): log in again. Any other 4xx → ConfigError (exit 2)
   with the runtime's message: the request or the configured URL is wrong, and
   retrying will not help. Other 5xx and redirects → ServiceError (exit 3).
+* Every answer is bounded (``httpbounds``): at most 64 MiB of decoded body, else
+  ServiceError (exit 3, not retried), and ``timeout`` seconds for the whole
+  answer, body included. A certificate that fails verification is not retried.
 * A 200 whose body is not the expected JSON shape → ServiceError (exit 3). For an
   export only the envelope counts: each exported object is passed on as the
   exact JSON line it would be written as (see ``wirejson.py``), for the caller
   to judge one by one, and an ``errors`` entry that cannot be read is passed on
   as a warning (``unreadable_errors``).
 
-The token lives only in the client's default headers. httpx2 errors are never
+Proxies (``HTTPS_PROXY``, ``NO_PROXY``...) and CA certificates (``SSL_CERT_FILE``,
+``SSL_CERT_DIR``) come from :mod:`introspection_cli.netenv`; nothing else in the
+environment is read. The token lives only in the client's default headers. httpx2 errors are never
 chained into ours (their ``request`` carries those headers), and any text that
 comes back from the runtime is scrubbed of the token before it is shown.
 """
 
 from __future__ import annotations
 
-import email.utils
+import os
+import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 
 from introspection_cli import strictjson
 from introspection_cli.errors import ConfigError, ServiceError
+from introspection_cli.httpbounds import BodyTooLarge, BoundedTransport, MiB, describe_size
+from introspection_cli.netenv import CERT_DIR_ENV, CERT_FILE_ENV, proxy_for, ssl_context
 from introspection_cli.runtime.credentials import Credentials
 from introspection_cli.runtime.interface import ExportBatch, ExportError, Identity
+from introspection_cli.runtime.retries import RetryPolicy, parse_retry_after
 from introspection_cli.runtime.wirejson import BodyShapeError, parse_export_body, text_of
 
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
-
-ATTEMPTS_ENV = "INTROSPECTION_HTTP_ATTEMPTS"
-MAX_WAIT_ENV = "INTROSPECTION_HTTP_MAX_WAIT"
-TIMEOUT_ENV = "INTROSPECTION_HTTP_TIMEOUT"
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How hard to try: total attempts per call, the longest wait between them, the timeout."""
-
-    attempts: int = 4
-    max_wait: float = 30.0
-    timeout: float = 30.0
-    backoff: float = 0.5  # first wait when the runtime gives no Retry-After; doubles each time
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> RetryPolicy:
-        """The default policy, with overrides from ``INTROSPECTION_HTTP_*`` variables."""
-        default = cls()
-        return cls(
-            attempts=int(_env_number(environ, ATTEMPTS_ENV, default.attempts, minimum=1)),
-            max_wait=_env_number(environ, MAX_WAIT_ENV, default.max_wait, minimum=0),
-            timeout=_env_number(environ, TIMEOUT_ENV, default.timeout, minimum=0.001),
-        )
-
-    def backoff_wait(self, attempt: int) -> float:
-        """The wait after failed attempt number ``attempt`` (0-based) without Retry-After."""
-        return min(self.backoff * 2.0**attempt, self.max_wait)
-
-
-def _env_number(environ: Mapping[str, str], name: str, default: float, *, minimum: float) -> float:
-    raw = environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not value >= minimum or value == float("inf"):
-        raise ConfigError(f"{name}={raw!r} is not a number >= {minimum:g}; fix or unset it")
-    return value
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date), or None."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
+#: The most decoded body read from one runtime answer.
+MAX_BODY = 64 * MiB
 
 class _Retry(Exception):
     """One failed attempt worth retrying: why, and how long the runtime asked us to wait."""
@@ -115,21 +67,28 @@ class HttpRuntimeClient:
         policy: RetryPolicy | None = None,
         *,
         sleep: Callable[[float], None] = time.sleep,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self._url = credentials.url
         self._token = credentials.token
         self._policy = policy or RetryPolicy()
         self._sleep = sleep
+        environ = os.environ if environ is None else environ
+        self._proxy = proxy_for(credentials.url, environ)
         try:
+            transport = BoundedTransport(
+                max_body=MAX_BODY, deadline=self._policy.timeout, verify=ssl_context(environ),
+                proxy=self._proxy.url if self._proxy else None)
             self._http = httpx2.Client(
                 base_url=credentials.url,
                 headers={"Authorization": f"Bearer {credentials.token}",
                          "Accept": "application/json"},
                 timeout=self._policy.timeout,
                 follow_redirects=False,  # never carry the token to wherever a redirect points
-                trust_env=False,  # no proxy or netrc from the environment sees the token
+                trust_env=False,  # proxies and CAs come from netenv; no netrc sees the token
+                transport=transport,
             )
-        except httpx2.InvalidURL as exc:
+        except (httpx2.InvalidURL, ValueError) as exc:  # a proxy URL httpx2 cannot use
             raise self._url_error(exc) from None
 
     @property
@@ -211,7 +170,7 @@ class HttpRuntimeClient:
                     f"the runtime at {self._url} {last.reason} and asked to retry after "
                     f"{wait:.0f}s (longer than the {policy.max_wait:g}s limit); try again later"
                 )
-            self._sleep(wait)
+            self._sleep(policy.spaced(wait))
         raise ServiceError(
             f"the runtime at {self._url} {last.reason} ({policy.attempts} attempt(s)); "
             "check the URL and your network, or try again later"
@@ -223,12 +182,21 @@ class HttpRuntimeClient:
         except httpx2.TimeoutException:
             raise _Retry(f"did not answer within {self._policy.timeout:g}s") from None
         except httpx2.TransportError as exc:
-            raise _Retry(f"is unreachable ({type(exc).__name__})") from None
+            if _certificate_failure(exc) is not None:
+                raise self._certificate_error(exc) from None
+            raise _Retry(f"is unreachable ({type(exc).__name__}{self._via()})") from None
         except httpx2.InvalidURL as exc:
             raise self._url_error(exc) from None
-        except httpx2.HTTPError as exc:  # not worth retrying
+        except BodyTooLarge as exc:
             raise ServiceError(
-                f"the runtime at {self._url} failed on {method} {path} ({type(exc).__name__})"
+                f"the runtime at {self._url} answered {method} {path} with more than "
+                f"{describe_size(exc.limit)} (decoded), the most this tool reads from one "
+                "answer; is the URL the introspection runtime's?"
+            ) from None
+        except httpx2.HTTPError as exc:  # not worth retrying (an undecodable body...)
+            raise ServiceError(
+                f"the runtime at {self._url} failed on {method} {path} "
+                f"({type(exc).__name__}: {self._clean(str(exc))})"
             ) from None
         status = response.status_code
         if status == 200:
@@ -267,7 +235,20 @@ class HttpRuntimeClient:
         kind = response.headers.get("Content-Type", "no content type")
         return f"{problem} ({self._clean(kind)})"
 
-    def _url_error(self, exc: httpx2.InvalidURL) -> ConfigError:
+    def _via(self) -> str:
+        return f", through the proxy {self._proxy.shown} from {self._proxy.variable}" \
+            if self._proxy else ""
+
+    def _certificate_error(self, exc: BaseException) -> ServiceError:
+        host = urlsplit(self._url).hostname
+        reason = _certificate_failure(exc)
+        return ServiceError(
+            f"certificate verify failed for {host} ({self._clean(reason or 'unknown')}); if "
+            f"the runtime uses a private CA, point {CERT_FILE_ENV} (a PEM file) or "
+            f"{CERT_DIR_ENV} at its certificate"
+        )
+
+    def _url_error(self, exc: Exception) -> ConfigError:
         """A URL that passed :func:`normalize_url` but that httpx still cannot use."""
         return ConfigError(
             f"the runtime URL {self._url} cannot be used ({self._clean(str(exc))}); log in "
@@ -301,6 +282,16 @@ class HttpRuntimeClient:
         text = text.replace(self._token, "[token]")
         text = "".join(char if char.isprintable() else " " for char in text)
         return text[:300] + ("..." if len(text) > 300 else "")
+
+
+def _certificate_failure(exc: BaseException) -> str | None:
+    """The reason, if ``exc`` (or what it wraps) is a failed certificate verification."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen.verify_message or seen.reason or "the certificate was not trusted"
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _display_name(entity: object) -> str | None:

@@ -1,9 +1,13 @@
 """Run the real CLI on hostile input: exit code, output, wall time, peak memory, files untouched.
 
-The child is started with :class:`subprocess.Popen` and reaped with
-:func:`os.wait4`, whose resource usage gives the child's peak resident memory
-(``ru_maxrss``, KiB on Linux). ``RLIMIT_AS`` caps the child's address space so a
-runaway allocation fails inside the child instead of exhausting the machine.
+The CLI runs as the grandchild of the test: a small launcher process (forked
+from the test, then exec'd) forks it and reaps it with :func:`os.wait4`, whose
+resource usage gives the CLI's peak resident memory (``ru_maxrss``, KiB on
+Linux). Linux keeps a process's peak across ``exec``, so a CLI forked straight
+from a pytest process grown to 400 MB would "peak" at 400 MB before running a
+line; forked from the launcher, it starts from the launcher's few MB.
+``RLIMIT_AS`` caps the address space so a runaway allocation fails inside the
+child instead of exhausting the machine.
 """
 
 from __future__ import annotations
@@ -42,41 +46,65 @@ class Outcome:
 
 
 def run_cli_measured(args: list[str], cwd: Path, *, honour_permissions: bool = False,
-                     extra_env: dict[str, str] | None = None) -> Outcome:
+                     extra_env: dict[str, str] | None = None,
+                     stdin_bytes: bytes = b"") -> Outcome:
     """Run ``python -m introspection_cli ARGS`` in ``cwd``; kill it at :data:`TIME_CEILING_S`.
 
     ``honour_permissions`` makes a root child obey file modes (see :func:`_drop_dac`).
     A child still running at the ceiling is killed and reported with returncode -9.
+    The child reads ``stdin_bytes`` on stdin.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTROSPECTION_")}
     env.pop("NO_COLOR", None)
     env.update(extra_env or {})
     preexec = _limits_and_dac_drop if honour_permissions else _limits
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryFile() as stdin, tempfile.TemporaryDirectory() as scratch:
+        stdin.write(stdin_bytes)
+        stdin.seek(0)
+        report = Path(scratch) / "usage"
         start = time.monotonic()
-        child = subprocess.Popen([sys.executable, "-m", "introspection_cli", *args], cwd=cwd,
-                                 env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                 preexec_fn=preexec)
-        status, usage = _wait_with_deadline(child, start + TIME_CEILING_S)
+        launcher = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(report), *args],
+                                    cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
+                                    preexec_fn=preexec, start_new_session=True)
+        killed = not _wait_with_deadline(launcher, start + TIME_CEILING_S)
         seconds = time.monotonic() - start
-        child.returncode = status  # already reaped by wait4; stop Popen from waiting again
+        status, peak_kib = (-signal.SIGKILL, 0) if killed else _read_report(report)
         out.seek(0)
         err.seek(0)
         return Outcome(status, out.read().decode("utf-8", "replace"),
-                       err.read().decode("utf-8", "replace"), seconds, usage.ru_maxrss / 1024)
+                       err.read().decode("utf-8", "replace"), seconds, peak_kib / 1024)
 
 
-def _wait_with_deadline(child: subprocess.Popen[bytes],
-                        deadline: float) -> tuple[int, resource.struct_rusage]:
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid == child.pid:
-            return os.waitstatus_to_exitcode(status), usage
+#: Forks the CLI, waits for it, and writes "exit-code peak-KiB" to the file argv[1] names.
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(sys.executable, [sys.executable, "-m", "introspection_cli", *sys.argv[2:]])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as report:
+    report.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
+def _read_report(report: Path) -> tuple[int, int]:
+    code, peak = report.read_text().split()
+    return int(code), int(peak)
+
+
+def _wait_with_deadline(launcher: subprocess.Popen[bytes], deadline: float) -> bool:
+    """Wait for the launcher; at ``deadline`` kill it and the CLI. Whether it finished."""
+    while launcher.poll() is None:
         if time.monotonic() > deadline:
-            os.kill(child.pid, signal.SIGKILL)
-            _, status, usage = os.wait4(child.pid, 0)
-            return -signal.SIGKILL, usage
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait()
+            return False
         time.sleep(0.02)
+    return True
 
 
 def _limits() -> None:
