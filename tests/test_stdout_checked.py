@@ -200,3 +200,15 @@ def test_login_to_a_full_disk_is_exit_2(tmp_path: Path, runtime: StubRuntime) ->
 
     assert code == 2
     assert "No space left on device" in stderr
+
+
+def test_judges_split_to_a_full_disk_is_exit_2(tmp_path: Path) -> None:
+    rows = [fixture_row(f"conv_{n}", f"Question {n}", expected="pass" if n % 2 else "fail")
+            for n in range(20)]
+    recipe = write_recipe(tmp_path / "recipe", {"helpful": (UNGATED_JUDGE, rows)})
+    with open("/dev/full", "wb") as full:
+        code, stderr = run(["judges", "split", str(recipe), "--dry-run"], stdout=full.fileno(),
+                           cwd=tmp_path)
+
+    assert code == 2, stderr
+    assert "could not write the summary to stdout (No space left on device)" in stderr

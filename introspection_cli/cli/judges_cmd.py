@@ -181,10 +181,11 @@ def label_command(
 
 def _finish(result: CommandResult) -> None:
     """Print a labelling command's result and exit with its code."""
-    sys.stdout.write(result.stdout)
-    sys.stdout.flush()
-    for problem in result.problems:
-        sys.stderr.write(f"introspection: {problem}\n")
+    try:
+        write_stdout(result.stdout, what="the summary", quiet_epipe=True)
+    finally:  # the problems are said even when stdout failed
+        for problem in result.problems:
+            sys.stderr.write(f"introspection: {problem}\n")
     raise typer.Exit(int(result.exit_code))
 
 
