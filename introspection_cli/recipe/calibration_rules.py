@@ -11,22 +11,29 @@ from pathlib import Path
 from introspection_cli.diagnostics import Diagnostic, Severity
 from introspection_cli.errors import DataError
 from introspection_cli.fixture import WARNING_CODES, LineResult, verify_calibration_file
+from introspection_cli.fixture.codes import BLANK_LINE
 
 
-def calibration_diagnostics(path: Path, display_path: str) -> list[Diagnostic]:
-    """Verify one calibration file and return its diagnostics, in line order.
+def calibration_diagnostics(path: Path, display_path: str) -> tuple[list[Diagnostic], int]:
+    """Verify one calibration file: its diagnostics, in line order, and how many rows it holds.
 
     ``line`` is the row's line number, ``column`` 1. ``fixture-unlabelled`` and
     ``fixture-blank-line`` are warnings, every other code an error. The
     fixture module's messages already say what to do, so there is no separate hint.
+    A blank line is not a row; an object spread over several lines is one.
     """
+    found: list[Diagnostic] = []
+    rows = 0
     try:
         # Consumed one line at a time: only the diagnostics are kept, never the rows.
-        return [diagnostic for result in verify_calibration_file(path)
-                for diagnostic in _line_diagnostics(result, display_path)]
+        for result in verify_calibration_file(path):
+            found.extend(_line_diagnostics(result, display_path))
+            rows += not (result.row is None and len(result.rejections) == 1
+                         and result.rejections[0].code == BLANK_LINE)
     except DataError as exc:
         return [Diagnostic(display_path, None, None, Severity.ERROR, "file-unreadable",
-                           str(exc), "check its permissions")]
+                           str(exc), "check its permissions")], rows
+    return found, rows
 
 
 def _line_diagnostics(result: LineResult, display_path: str) -> list[Diagnostic]:

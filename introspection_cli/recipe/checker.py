@@ -9,6 +9,7 @@ from pathlib import Path
 
 from introspection_cli.diagnostics import Diagnostic, Severity, error, warning
 from introspection_cli.errors import UsageError
+from introspection_cli.recipe import rules_layout
 from introspection_cli.recipe.model import Judge, Recipe
 from introspection_cli.recipe.rules_judges import check_judge_file
 from introspection_cli.recipe.rules_package import (
@@ -22,10 +23,26 @@ from introspection_cli.recipe.rules_package import (
 )
 from introspection_cli.recipe.source import entry_problem, is_inside, unreadable
 
-CALIBRATION_SUFFIX = ".calibration.jsonl"
+CALIBRATION_SUFFIX = rules_layout.CALIBRATION_SUFFIX
 #: The file that makes a directory a recipe.
 SYSTEM_FILE = "SYSTEM.md"
 SKIPPED_DIRS = frozenset({"node_modules", "evals", "__pycache__"})
+
+
+@dataclass
+class Checked:
+    """How much of a recipe was read: the summary line's counts."""
+
+    judges: int = 0
+    agents: int = 0
+    skills: int = 0
+    calibration_rows: int = 0
+
+    def add(self, other: Checked) -> None:
+        self.judges += other.judges
+        self.agents += other.agents
+        self.skills += other.skills
+        self.calibration_rows += other.calibration_rows
 
 
 @dataclass
@@ -36,6 +53,7 @@ class RecipeResult:
     display: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     judges: dict[str, Judge] = field(default_factory=dict)
+    checked: Checked = field(default_factory=Checked)
 
     @property
     def errors(self) -> int:
@@ -60,12 +78,16 @@ def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult
 
     system = root / SYSTEM_FILE
     result.diagnostics.extend(check_system(system, display_path(system), real_root))
+    result.diagnostics.extend(rules_layout.root_entries(
+        root, _displayed(_listing(root, result, real_root))))
     skills, skill_dirs = _check_skills(root, result, real_root)
     agents: list[AgentInfo] = []
-    for path, display in _yaml_files(_listing(root / "agents", result, real_root), result,
-                                     real_root):
+    agents_listing = _listing(root / "agents", result, real_root)
+    result.diagnostics.extend(rules_layout.agents_entries(_displayed(agents_listing)))
+    for path, display in _yaml_files(agents_listing, result, real_root):
         found, info = check_agent(path, display)
         result.diagnostics.extend(found)
+        result.checked.agents += 1
         if info:
             agents.append(info)
     result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills},
@@ -99,6 +121,10 @@ def _listing(directory: Path, result: RecipeResult, real_root: str) -> list[Path
     return [directory / name for name in names]
 
 
+def _displayed(listing: list[Path]) -> list[tuple[Path, str]]:
+    return [(path, display_path(path)) for path in listing]
+
+
 def _yaml_files(listing: list[Path], result: RecipeResult,
                 real_root: str) -> list[tuple[Path, str]]:
     """The ``*.yaml`` regular files of a listing (with their display paths); a ``*.yml`` is
@@ -108,6 +134,7 @@ def _yaml_files(listing: list[Path], result: RecipeResult,
     is reported and never opened.
     """
     files = []
+    names = {path.name for path in listing}
     for path in listing:
         if path.suffix not in (".yaml", ".yml"):
             continue
@@ -117,11 +144,21 @@ def _yaml_files(listing: list[Path], result: RecipeResult,
             result.diagnostics.append(problem)
             continue
         if path.suffix == ".yml":
-            result.diagnostics.append(warning(display, None, None, "yml-extension",
-                                              f"{path.name} uses the .yml extension",
-                                              f"rename it to {path.stem}.yaml"))
+            result.diagnostics.append(_yml_warning(path, display, names))
         files.append((path, display))
     return files
+
+
+def _yml_warning(path: Path, display: str, names: set[str]) -> Diagnostic:
+    """``yml-extension``; beside a ``.yaml`` of the same name it is never the one used."""
+    yaml_name = f"{path.stem}.yaml"
+    if yaml_name in names:
+        return warning(display, None, None, "yml-extension",
+                       f"{path.name} uses the .yml extension and {yaml_name} exists beside it: "
+                       f"{yaml_name} is the one used, {path.name} is only checked",
+                       f"merge what {path.name} holds into {yaml_name}, then delete {path.name}")
+    return warning(display, None, None, "yml-extension", f"{path.name} uses the .yml extension",
+                   f"rename it to {yaml_name}")
 
 
 def _check_skills(root: Path, result: RecipeResult,
@@ -136,6 +173,7 @@ def _check_skills(root: Path, result: RecipeResult,
     for path in _skill_files(root / "skills", result, real_root, skill_dirs):
         found, info = check_skill(path, display_path(path))
         result.diagnostics.extend(found)
+        result.checked.skills += 1
         if info:
             skills.append(info)
     result.diagnostics.extend(check_skills_together(skills))
@@ -156,8 +194,13 @@ def _skill_files(skills_dir: Path, result: RecipeResult, real_root: str,
     while pending:
         directory = pending.pop()
         subdirs = []
-        for path in _listing(directory, result, real_root):
-            if path.name == "SKILL.md":
+        listing = _listing(directory, result, real_root)
+        names = {path.name for path in listing}
+        for path in listing:
+            slip = rules_layout.skill_file_slip(path, names, display_path(path))
+            if slip is not None:
+                result.diagnostics.append(slip)
+            elif path.name == "SKILL.md":
                 skill_dirs.add(unicodedata.normalize("NFKC", directory.name))
                 problem = entry_problem(path, display_path(path), real_root)
                 if problem is None:
@@ -186,9 +229,11 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
     listing = _listing(judges_dir, result, real_root)
     judge_files = _yaml_files(listing, result, real_root)
     stems = {p.name.removesuffix(p.suffix) for p, _ in judge_files}
+    result.diagnostics.extend(rules_layout.judges_entries(_displayed(listing), stems))
     for path, display in judge_files:
         found, judge = check_judge_file(path, display)
         result.diagnostics.extend(found)
+        result.checked.judges += 1
         # A .yml judge is warned about but is a judge (its rows are checked against it):
         # eval runs it too, unless a .yaml judge of the same name exists (listed first).
         if judge is not None and judge.name not in result.judges:
@@ -209,7 +254,9 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
         elif verify_calibration:
             from introspection_cli.recipe.calibration_rules import calibration_diagnostics
 
-            result.diagnostics.extend(calibration_diagnostics(path, display))
+            found, rows = calibration_diagnostics(path, display)
+            result.diagnostics.extend(found)
+            result.checked.calibration_rows += rows
 
 
 def is_recipe(path: Path) -> bool:

@@ -6,6 +6,7 @@ passed ``check``; the runner never sees a judge file that has errors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,23 @@ MATCHER_FIELDS: Mapping[str, tuple[str, ...]] = {
     "tool": ("name", "input", "output", "status"),
     "feedback": ("rating", "comment"),
 }
+
+#: A judge or agent name: lowercase kebab-case, at most :data:`MAX_NAME_LENGTH` characters.
+KEBAB_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_NAME_LENGTH = 64
+
+
+def is_kebab_name(text: str) -> bool:
+    """True when ``text`` is a valid judge (or agent) name, as the schemas' pattern says."""
+    return len(text) <= MAX_NAME_LENGTH and KEBAB_NAME.fullmatch(text) is not None
+
+
+def kebab_suggestion(text: str) -> str | None:
+    """A valid name close to ``text`` (``Polite Tone!`` -> ``polite-tone``); None if none is."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    suggestion = "-".join(words)[:MAX_NAME_LENGTH].strip("-")
+    return suggestion if suggestion and is_kebab_name(suggestion) else None
+
 
 #: Flags allowed after a regex literal's closing slash, and the ``regex`` flag each sets.
 REGEX_FLAG_NAMES: Mapping[str, str] = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL",

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from introspection_cli.recipe.model import REGEX_FLAG_NAMES, ValueMatcher
-from introspection_cli.recipe.regex_cost import expanded_size
+from introspection_cli.recipe.regex_cost import Expansion, expanded_size
 from introspection_cli.recipe.yamlload import quote
 
 _LITERAL = re.compile(r"/(?P<pattern>.*)/(?P<flags>[A-Za-z]*)", re.DOTALL)
@@ -67,6 +68,9 @@ def parse_value(raw: str, budget: RegexBudget | None = None) -> ValueMatcher | L
 
     ``budget`` is shared by the literals of one judge file (a fresh one when
     omitted); a literal that would pass it is an error and is not compiled.
+    Each distinct (pattern, flags) is compiled once per process
+    (:func:`_compile_problem`): real recipes repeat a handful of patterns
+    across many judges, and compiling is most of what checking a literal costs.
     """
     found = _LITERAL.fullmatch(raw)
     if found is None:
@@ -83,16 +87,34 @@ def parse_value(raw: str, budget: RegexBudget | None = None) -> ValueMatcher | L
     too_large = _size_problem(raw, pattern, flags, budget or RegexBudget())
     if too_large is not None:
         return too_large
-    value = ValueMatcher(raw, pattern, flags)
+    problem = _compile_problem(pattern, flags)
+    if problem is not None:
+        return LiteralError("invalid-regex", f"invalid regex {quote(raw)}: {problem}",
+                            "fix the pattern; it is compiled with the Python 'regex' module")
+    return ValueMatcher(raw, pattern, flags)
+
+
+@lru_cache(maxsize=4096)
+def _compile_problem(pattern: str, flags: str) -> str | None:
+    """Why ``pattern`` with ``flags`` does not compile (the reason and where), or None.
+
+    Only the answer is kept, never the compiled pattern, so the cache stays small
+    and a large pattern's memory is freed as soon as it is proven valid.
+    """
     try:
-        compile_value(value, cache=False)
+        compile_value(ValueMatcher("", pattern, flags), cache=False)
     except Exception as exc:  # regex.error, RecursionError; regex is imported lazily
         position = getattr(exc, "pos", None)
         where = f" at position {position} of the pattern" if position is not None else ""
         reason = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
-        return LiteralError("invalid-regex", f"invalid regex {quote(raw)}: {reason}{where}",
-                            "fix the pattern; it is compiled with the Python 'regex' module")
-    return value
+        return f"{reason}{where}"
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _expansion(pattern: str, verbose: bool, ignorecase: bool) -> Expansion:
+    """:func:`expanded_size` up to the whole :data:`MAX_COST`, once per distinct pattern."""
+    return expanded_size(pattern, verbose=verbose, ignorecase=ignorecase, limit=MAX_COST)
 
 
 def _size_problem(raw: str, pattern: str, flags: str,
@@ -104,11 +126,14 @@ def _size_problem(raw: str, pattern: str, flags: str,
             f"patterns may have at most {MAX_PATTERN_LENGTH:,}",
             "shorten it, or split an alternation a|b across matchers (a gate matches when "
             "any of its matchers does)")
-    expansion = expanded_size(pattern, verbose="x" in flags, ignorecase="i" in flags,
-                              limit=budget.remaining)
-    if expansion.over_at is None:
+    verbose, ignorecase = "x" in flags, "i" in flags
+    expansion = _expansion(pattern, verbose, ignorecase)
+    if expansion.over_at is None and expansion.cost <= budget.remaining:
         budget.remaining -= expansion.cost
         return None
+    if budget.remaining < MAX_COST:  # where it passes what this file's literals have left
+        expansion = expanded_size(pattern, verbose=verbose, ignorecase=ignorecase,
+                                  limit=budget.remaining)
     shared = (" together with this file's other regex literals"
               if budget.remaining < MAX_COST else "")
     cause, hint = _CAUSES[expansion.cause()]
@@ -116,6 +141,30 @@ def _size_problem(raw: str, pattern: str, flags: str,
         "invalid-regex", f"regex {quote(raw)} is too complex to compile safely: {cause}; its "
         f"estimated compile cost passes {MAX_COST:,} units{shared} at position "
         f"{expansion.over_at} of the pattern", hint)
+
+
+#: What makes a plain matcher value read like a pattern (it is then compared as exact text).
+_PATTERN_MARKS = ("|", "(?", "\\b", "\\d", ".*", ".+")
+
+
+def looks_like_pattern(raw: str) -> bool:
+    """True when a plain (non-literal) value reads like a regex: it holds ``|``, ``(?``,
+    ``\\b``, ``\\d``, ``.*`` or ``.+``, or starts with ``^`` or ends with ``$``."""
+    return raw.startswith("^") or raw.endswith("$") or any(m in raw for m in _PATTERN_MARKS)
+
+
+def literal_for(raw: str) -> str | None:
+    """The ``/pattern/flags`` literal a pattern-like plain value was meant to be, when it compiles.
+
+    A value missing only one of its slashes (``/a|b``, ``a|b/i``) keeps what it
+    has. None when the literal would not compile, so no hint ever suggests one
+    that ``check`` would then reject.
+    """
+    body = raw[1:] if raw.startswith("/") else raw
+    closed = re.fullmatch(r"(?P<pattern>.*)/(?P<flags>[imsx]*)", body, re.DOTALL)
+    literal = f"/{closed['pattern']}/{closed['flags']}" if closed else f"/{body}/"
+    parsed = parse_value(literal)
+    return literal if isinstance(parsed, ValueMatcher) and parsed.is_regex else None
 
 
 def compile_value(value: ValueMatcher, *, cache: bool = True) -> Any:

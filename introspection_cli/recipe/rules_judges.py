@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.diagnostics import Diagnostic, Severity, error, escape_text, warning
-from introspection_cli.recipe.model import Judge, LlmConfig, Matcher, ValueMatcher
-from introspection_cli.recipe.regex_literal import LiteralError, RegexBudget, parse_value
+from introspection_cli.diagnostics import Diagnostic, Severity, error, warning
+from introspection_cli.recipe.model import (
+    Judge,
+    LlmConfig,
+    Matcher,
+    ValueMatcher,
+    is_kebab_name,
+    kebab_suggestion,
+)
+from introspection_cli.recipe.regex_literal import (
+    LiteralError,
+    RegexBudget,
+    literal_for,
+    looks_like_pattern,
+    parse_value,
+)
 from introspection_cli.recipe.schema_check import validate
 from introspection_cli.recipe.source import read_yaml
-from introspection_cli.recipe.yamlload import Document, quote
+from introspection_cli.recipe.yamlload import Document, Mark, quote
 
 #: Plain (non-regex) values these fields can take; any other plain value never matches.
 _CLOSED_VALUES = {("message", "role"): ("user", "assistant", "system"),
@@ -41,10 +55,30 @@ def _name_rules(document: Document, path: Path, display: str) -> list[Diagnostic
         mark = document.positions.value(("name",))
         return [error(display, mark.line, mark.column, "name-mismatch",
                       f"judge name {quote(name)} does not match its file name "
-                      f"{quote(path.name)}",
-                      f"rename the file to {escape_text(name)}.yaml or set name: "
-                      f"{escape_text(stem)}")]
+                      f"{quote(path.name)}", _name_mismatch_hint(name, stem, path))]
     return []
+
+
+def _name_mismatch_hint(name: str, stem: str, path: Path) -> str:
+    """Only advice that ends in a valid judge: never a name that is itself invalid, never a
+    rename onto a file that exists."""
+    options = []
+    target = f"{name}.yaml"
+    if is_kebab_name(name) and not os.path.lexists(path.with_name(target)):
+        options.append(f"rename the file to {target}")
+    if is_kebab_name(stem):
+        options.append(f"set name: {stem}")
+    if options:
+        return " or ".join(options)
+    if is_kebab_name(name):  # a valid name whose file is taken, in a file with an invalid name
+        return (f"{target} exists already, so this judge needs a name of its own: choose another "
+                "lowercase kebab-case name and use it for both the name and the file")
+    suggestion = kebab_suggestion(stem) or kebab_suggestion(name)
+    if suggestion and not os.path.lexists(path.with_name(f"{suggestion}.yaml")):
+        return (f"neither is lowercase kebab-case: set name: {suggestion} and rename the file "
+                f"to {suggestion}.yaml")
+    return ("neither is lowercase kebab-case: choose one such name (e.g. billing-request-"
+            "handling) for both the name and the file")
 
 
 def _gate(document: Document, display: str) -> tuple[list[Matcher] | None, list[Diagnostic]]:
@@ -71,15 +105,32 @@ def _gate(document: Document, display: str) -> tuple[list[Matcher] | None, list[
                                    parsed.message, parsed.hint))
                 continue
             fields[field] = parsed
-            allowed = _CLOSED_VALUES.get((entry["event"], field))
-            if allowed and not parsed.is_regex and raw not in allowed:
-                found.append(error(
-                    display, mark.line, mark.column, "invalid-value",
-                    f"{field} {quote(raw)} never matches a {entry['event']} event",
-                    f"use one of: {', '.join(allowed)} (or a /regex/)"))
+            if not parsed.is_regex:
+                found.extend(_plain_value_rules(entry["event"], field, raw, display, mark))
         line = document.positions.value(("on", index)).line
         matchers.append(Matcher(entry["event"], fields, line))
     return matchers, found
+
+
+def _plain_value_rules(event: str, field: str, raw: str, display: str,
+                       mark: Mark) -> list[Diagnostic]:
+    """A plain value that can never match, or that reads like a regex but is compared exactly."""
+    allowed = _CLOSED_VALUES.get((event, field))
+    pattern_like = looks_like_pattern(raw)
+    literal = literal_for(raw) if pattern_like else None
+    if allowed and raw not in allowed:
+        regex = f"the regex literal {literal}" if literal else "a /regex/"
+        return [error(display, mark.line, mark.column, "invalid-value",
+                      f"{field} {quote(raw)} never matches a {event} event",
+                      f"use one of: {', '.join(allowed)}, or {regex}")]
+    if not pattern_like:
+        return []
+    hint = (f"write {literal} to search {field} for the pattern" if literal else
+            f"to search {field} for a pattern, write it between slashes (/.../); as a regex it "
+            "does not compile yet, so fix it too")
+    return [warning(display, mark.line, mark.column, "regex-without-slashes",
+                    f"{field} {quote(raw)} reads like a regex, but without slashes it must equal "
+                    f"the whole {field} exactly", hint)]
 
 
 def _lint(document: Document, display: str) -> list[Diagnostic]:

@@ -10,6 +10,7 @@ from typing import Any
 from introspection_cli.diagnostics import Diagnostic, error, escape_text
 from introspection_cli.recipe.minischema import SchemaError as ValidationError
 from introspection_cli.recipe.minischema import Validator
+from introspection_cli.recipe.model import kebab_suggestion
 from introspection_cli.recipe.yamlload import Document, PathT, quote
 from introspection_cli.resources import load_schema
 
@@ -109,8 +110,9 @@ def _constraint(err: ValidationError, keyword: str, where: str, schema: dict[str
         if code == "empty-value":
             return make(code, f"{where} must not be blank")
         if code == "invalid-name":
+            example = (kebab_suggestion(err.instance) if isinstance(err.instance, str) else None)
             hint = ("use ASCII lowercase letters, digits and single hyphens, "
-                    "e.g. billing-request-handling")
+                    f"e.g. {example or 'billing-request-handling'}")
             if isinstance(err.instance, str) and err.instance.endswith("\n"):
                 hint = ("remove the line break at its end: a `|` block keeps one, so write "
                         "the name on the key's line")

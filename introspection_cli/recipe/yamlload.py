@@ -24,6 +24,7 @@ from typing import Any, Literal
 import yaml
 
 from introspection_cli.diagnostics import escape_text
+from introspection_cli.recipe.yamlhints import explain
 
 try:  # libyaml is much faster; the pure-Python parser gives the same nodes
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
@@ -171,7 +172,7 @@ def load_mapping(text: str, *, line_offset: int = 0, scalars: ScalarMode = "core
     try:
         node = composer.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        raise _syntax_problem(exc, line_offset, lines) from None
+        raise _syntax_problem(exc, text, line_offset, lines) from None
     except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
         raise _reader_problem(exc, text, line_offset) from None
     except RecursionError:  # the pure-Python composer recurses once per nesting level
@@ -221,7 +222,7 @@ def _position(mark: yaml.Mark, lines: _Lines | None, line_offset: int) -> Mark:
     return Mark(line + 1 + line_offset, column + 1)
 
 
-def _syntax_problem(exc: yaml.MarkedYAMLError, line_offset: int,
+def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, line_offset: int,
                     lines: _Lines | None) -> YamlProblem:
     mark = exc.problem_mark or exc.context_mark
     where = _position(mark, lines, line_offset) if mark else None
@@ -229,6 +230,10 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, line_offset: int,
     if "maximum nesting depth" in problem:  # libyaml stops at 1,000 levels
         return YamlProblem("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", where,
                            "flatten the structure")
+    advice = explain(problem, text, where.line - line_offset, where.column) if where else None
+    if advice is not None:
+        return YamlProblem("yaml-syntax", advice.message,
+                           Mark(advice.line + line_offset, advice.column), advice.hint)
     if exc.context and "single document" not in problem:
         problem = f"{exc.context}: {problem}" if "while" not in exc.context else problem
     hint = None

@@ -70,7 +70,8 @@ def test_text_format_lines_and_summary(two_recipes: Path) -> None:
     assert lines[0].startswith("nested/bad/judges/sample-judge.yaml:1:1: error[missing-key] ")
     assert "nested/bad/judges/sample-judge.yaml:6:1: error[unknown-key] unknown key " \
            "'instruction' (did you mean 'instructions'?)" in lines
-    assert lines[-1] == "Checked 1 recipe (nested/bad): 2 errors, 0 warnings"
+    assert lines[-1] == ("Checked 1 recipe (nested/bad): 1 judge, 0 agents, 0 skills, "
+                         "0 calibration rows; 2 errors, 0 warnings")
     assert "\033[" not in result.stdout  # not a TTY: no colour
 
 
@@ -78,6 +79,38 @@ def test_github_format(two_recipes: Path) -> None:
     result = run_cli(["check", "nested/bad", "--format", "github"], cwd=two_recipes)
     assert ("::error file=nested/bad/judges/sample-judge.yaml,line=6,col=1,title=unknown-key::"
             "unknown key 'instruction' (did you mean 'instructions'?)") in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1] == (
+        "2 errors, 0 warnings in 1 recipe (1 judge, 0 agents, 0 skills, 0 calibration rows)")
+
+
+def test_github_format_folds_repeats_like_text_and_json_keeps_them_all() -> None:
+    case = FIXTURES / "invalid" / "fixture-unlabelled-many"
+    lines = run_cli(["check", ".", "--format", "github"], cwd=case).stdout.splitlines()
+    assert len(lines) == 5
+    assert [line.split("::")[1] for line in lines[:3]] == [
+        f"warning file=judges/sample-judge.calibration.jsonl,line={n},col=1,"
+        "title=fixture-unlabelled" for n in (1, 2, 3)]
+    assert lines[3] == ("::warning file=judges/sample-judge.calibration.jsonl,"
+                        "title=fixture-unlabelled::… and 97 more (fixture-unlabelled)")
+    assert lines[4] == ("0 errors, 100 warnings in 1 recipe (1 judge, 0 agents, 0 skills, "
+                        "100 calibration rows)")
+    report = json.loads(run_cli(["check", ".", "--format", "json"], cwd=case).stdout)
+    assert len(report["diagnostics"]) == 100
+
+
+def test_repeats_fold_per_code_and_file_not_across_them(tmp_path: Path) -> None:
+    from introspection_cli.diagnostics import warning
+    from introspection_cli.reporters.check_report import More, collapsed
+
+    diagnostics = sorted([warning("a", n, 1, "x", "m") for n in range(1, 6)]
+                         + [warning("a", n, 1, "y", "m") for n in range(1, 4)]
+                         + [warning("b", n, 1, "x", "m") for n in range(1, 5)],
+                         key=lambda d: d.sort_key())
+    shown = list(collapsed(diagnostics))
+    assert [(d.path, d.code, d.hidden) for d in shown if isinstance(d, More)] == [
+        ("a", "x", 2), ("b", "x", 1)]
+    assert len(shown) == 3 + 3 + 1 + 3 + 1
+    assert isinstance(shown[6], More) and shown[6].path == "a"  # after a's own lines
 
 
 def test_strict_turns_warnings_into_failures() -> None:

@@ -13,7 +13,8 @@ import yaml
 from tests.conftest import REPO, run_cli
 from tests.hostile.recipes import base_recipe, write_calibration, write_judge
 
-EMPTY_REPORT = {"diagnostics": [], "recipes": [], "summary": {"errors": 0, "warnings": 0}}
+EMPTY_REPORT = {"diagnostics": [], "recipes": [], "summary": {
+    "errors": 0, "warnings": 0, "judges": 0, "agents": 0, "skills": 0, "calibration_rows": 0}}
 
 
 def _report(args: list[str], cwd: Path) -> tuple[dict[str, object], int]:
@@ -143,5 +144,5 @@ def test_text_summary_names_at_most_five_recipes(tmp_path: Path) -> None:
         base_recipe(tmp_path).rename(tmp_path / f"r{index}")
     result = run_cli(["check"], cwd=tmp_path)
     assert result.returncode == 0
-    assert result.stdout == ("Checked 7 recipes (r0, r1, r2, r3, r4, and 2 more): "
-                             "no problems found\n")
+    assert result.stdout == ("Checked 7 recipes (r0, r1, r2, r3, r4, and 2 more): 7 judges, "
+                             "7 agents, 7 skills, 0 calibration rows; no problems found\n")
