@@ -65,6 +65,17 @@ def eval_command(
                     "(the SDK's max_retries).")] = 2,
     timeout: Annotated[float, typer.Option(
         min=0.001, help="Seconds to wait for one model response.")] = 60.0,
+    batch: Annotated[bool, typer.Option(
+        "--batch", help="Send uncached samples through the provider's batch API (about half "
+                        "the price; results within 24 h). Batch ids and progress go to "
+                        "stderr; an interrupted run is resumed by the next one.")] = False,
+    poll_interval: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: seconds before the first poll; each next wait "
+                                "is half as long again, up to 5 min. Default 15.")] = None,
+    max_wait: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: stop waiting after this long (0: submit and "
+                                "exit); unfinished batches keep running and a rerun collects "
+                                "them. Default 90000 (25 h).")] = None,
 ) -> None:
     """Run judges over their labelled calibration rows and report agreement by split.
 
@@ -72,24 +83,37 @@ def eval_command(
     data or recipe errors; 2 usage error, or an API key missing or rejected;
     3 rows failed at the model provider after retries (the report is still shown).
     """
+    from introspection_cli.cli.batch_progress import BatchProgress
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.reporting.formats import check_report_format
-    from introspection_cli.workflows.judges_eval import ReportSettings, evaluate_recipe
+    from introspection_cli.workflows.judges_eval import (
+        ReportSettings,
+        batch_options,
+        evaluate_recipe,
+    )
 
     options = EvalOptions(
         judges=tuple(judge or ()), splits=tuple(split or ()), samples=samples,
         concurrency=concurrency, provider=provider, model=model, use_cache=not no_cache,
-        max_retries=max_retries, timeout=timeout)
+        max_retries=max_retries, timeout=timeout,
+        batch=batch_options(batch, poll_interval=poll_interval, max_wait=max_wait))
     settings = ReportSettings(
         fmt=check_report_format(fmt), output=output, baseline=baseline,
         min_agreement=min_agreement, min_kappa=min_kappa, threshold_split=threshold_split,
         color=stream_wants_color(sys.stdout))
-    progress = _StderrProgress() if sys.stderr.isatty() else None
+    batches = BatchProgress(sys.stderr, redraw=sys.stderr.isatty()) if batch else None
+    progress = _StderrProgress() if sys.stderr.isatty() and not batch else None
     try:
-        result = evaluate_recipe(recipe, options, settings, progress=progress)
+        result = evaluate_recipe(recipe, options, settings, progress=progress,
+                                 batch_events=batches)
+    except KeyboardInterrupt:
+        if batches is not None:
+            batches.interrupted()
+        raise
     finally:
-        if progress is not None:
-            progress.finish()
+        for drawn in (progress, batches):
+            if drawn is not None:
+                drawn.finish()
     try:
         write_stdout(result.stdout, what=f"the {settings.fmt} report",
                      quiet_epipe=settings.fmt == "text")

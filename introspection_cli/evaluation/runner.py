@@ -4,7 +4,8 @@ The run is planned first (judges, verified rows, gate decisions); each
 provider's rows are then rendered and looked up in the cache up to its first
 miss, which tells which providers will actually be called, so their API keys
 are checked before any call. The samples not in the cache are then sent
-concurrently under a semaphore while the remaining rows are rendered. Every sample ends as
+concurrently under a semaphore while the remaining rows are rendered (or, with
+``--batch``, all of them through the providers' batch APIs: :mod:`.batch`). Every sample ends as
 a verdict or an error with its reason; one bad reply never aborts the run. The
 one failure that does abort is a rejected API key, since no later call can
 succeed either.
@@ -20,6 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from introspection_cli.errors import ConfigError, UsageError
+from introspection_cli.evaluation.batch import (
+    BatchEvents,
+    BatchItem,
+    BatchOptions,
+    BatchRunResult,
+    SlotSink,
+    send_in_batches,
+)
 from introspection_cli.evaluation.cache import VerdictCache, cache_key, default_cache_dir
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
@@ -33,6 +42,7 @@ from introspection_cli.evaluation.plan import (
 from introspection_cli.evaluation.providers import (
     API_KEY_ENV,
     BASE_URL_ENV,
+    ModelReply,
     ModelRequest,
     Provider,
     ProviderAuthError,
@@ -66,6 +76,8 @@ class EvalOptions:
     max_retries: int = 2
     timeout: float = 60.0
     regex_timeout: float = DEFAULT_REGEX_TIMEOUT
+    #: Send uncached samples through the providers' batch APIs, waiting like this.
+    batch: BatchOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -76,12 +88,15 @@ class EvalResult:
     cache_write_failures: int = 0
     #: Things the user should know that do not change the exit code, one line each.
     warnings: tuple[str, ...] = ()
+    #: ``provider batch_id`` of each batch still running when ``--batch`` stopped waiting.
+    batches_running: tuple[str, ...] = ()
 
 
 def run_eval(recipe: Recipe, options: EvalOptions, *,
              progress: ProgressCallback | None = None,
              provider_factory: ProviderFactory = create_provider,
-             environ: Mapping[str, str] | None = None) -> EvalResult:
+             environ: Mapping[str, str] | None = None,
+             batch_events: BatchEvents | None = None) -> EvalResult:
     """Evaluate the chosen judges of ``recipe`` and return every row's outcome."""
     import os
 
@@ -93,14 +108,17 @@ def run_eval(recipe: Recipe, options: EvalOptions, *,
              for judge in select_judges(recipe, options.judges)]
     cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     try:
-        execution = _Execution(plans, options, cache, env, provider_factory, progress)
+        execution = _Execution(plans, options, cache, env, provider_factory, progress,
+                               batch_events)
         run = asyncio.run(execution.run(str(recipe.root)))
     finally:
         if cache is not None:
             cache.close()
-    warnings = tuple(plan.ignored_temperature for plan in plans if plan.ignored_temperature)
+    warnings = (*(plan.ignored_temperature for plan in plans if plan.ignored_temperature),
+                *execution.batch_result.warnings)
     return EvalResult(run, execution.service_failures,
-                      cache.write_failures if cache is not None else 0, warnings)
+                      cache.write_failures if cache is not None else 0, warnings,
+                      execution.batch_result.still_running)
 
 
 def _check_options(options: EvalOptions) -> None:
@@ -142,7 +160,8 @@ _RENDER_BATCH = 8
 class _Execution:
     def __init__(self, plans: Sequence[JudgePlan], options: EvalOptions,
                  cache: VerdictCache | None, env: Mapping[str, str],
-                 factory: ProviderFactory, progress: ProgressCallback | None) -> None:
+                 factory: ProviderFactory, progress: ProgressCallback | None,
+                 batch_events: BatchEvents | None = None) -> None:
         self.plans = plans
         self.options = options
         self.cache = cache
@@ -157,6 +176,8 @@ class _Execution:
         # Gated rows and gate errors make no call: they are done before anything runs.
         self.rows_done = sum(1 for plan in plans for row in plan.rows if not row.calls_model)
         self.rows_pending: dict[int, int] = {}
+        self.batch_events = batch_events
+        self.batch_result = BatchRunResult()
 
     def _rows(self, plans: Sequence[JudgePlan]) -> Iterator[_RowSlots]:
         """Each row that calls the model, as its samples; rendered only when asked for."""
@@ -192,6 +213,10 @@ class _Execution:
             name: self._rows([plan for plan in self.plans if plan.provider == name])
             for name in dict.fromkeys(plan.provider for plan in self.plans)}
         first = _until_first_miss(rows_by_provider)
+        if self.options.batch is not None:
+            await self._send_in_batches(self.options.batch, first, rows_by_provider)
+            return EvalRun(recipe, tuple(self._judge_run(plan) for plan in self.plans),
+                           self.usage)
         providers = self._providers_for(first, rows_by_provider)
         self._report_progress()
         semaphore = asyncio.Semaphore(self.options.concurrency)
@@ -225,9 +250,16 @@ class _Execution:
                        rows_by_provider: Mapping[str, Iterator[_RowSlots]]
                        ) -> dict[str, Provider]:
         """Create the providers that will be called; a missing key stops the run here."""
+        return {name: self.factory(name, settings)
+                for name, settings in self._settings_for(first, rows_by_provider).items()}
+
+    def _settings_for(self, first: Sequence[_RowSlots],
+                      rows_by_provider: Mapping[str, Iterator[_RowSlots]]
+                      ) -> dict[str, ProviderSettings]:
+        """The settings of each provider ``first`` needs; a missing key stops the run here."""
         needed = list(dict.fromkeys(slot.plan.provider for samples in first
                                     for slot in samples if slot.result is None))
-        providers: dict[str, Provider] = {}
+        settings: dict[str, ProviderSettings] = {}
         for name in needed:
             key = self.env.get(API_KEY_ENV[name], "").strip()
             if not key:
@@ -241,10 +273,9 @@ class _Execution:
                     f"the {name} provider for rows not in the cache; export {API_KEY_ENV[name]} "
                     f"(for a local compatible server set {BASE_URL_ENV[name]} and any "
                     "non-empty key)")
-            settings = ProviderSettings(key, resolve_endpoint(name, self.env),
-                                        self.options.max_retries, self.options.timeout)
-            providers[name] = self.factory(name, settings)
-        return providers
+            settings[name] = ProviderSettings(key, resolve_endpoint(name, self.env),
+                                              self.options.max_retries, self.options.timeout)
+        return settings
 
     async def _call(self, slot: _Slot, provider: Provider, semaphore: asyncio.Semaphore) -> None:
         async with semaphore:
@@ -254,24 +285,52 @@ class _Execution:
             except ProviderAuthError as exc:
                 self.auth_failure = self.auth_failure or exc
                 raise _AuthAbort from exc
-            except ProviderBadResponse as exc:
-                slot.result = SampleResult(None, str(exc))
             except ProviderError as exc:
-                slot.result = SampleResult(None, str(exc), service_failure=True)
+                self._settle(slot, exc)
             else:
-                self.usage.input_tokens += reply.input_tokens
-                self.usage.output_tokens += reply.output_tokens
-                parsed = parse_reply(reply)
-                if isinstance(parsed, ParsedVerdict):
-                    slot.result = SampleResult(parsed)
-                    if self.cache is not None:
-                        self.cache.put(slot.key, parsed)
-                else:
-                    slot.result = SampleResult(None, parsed.reason)
+                self._settle(slot, reply)
+
+    def _settle(self, slot: _Slot, outcome: ModelReply | ProviderError) -> None:
+        """Record one sample's reply or failure: usage, its result, the cache, progress."""
+        if isinstance(outcome, ProviderBadResponse):
+            slot.result = SampleResult(None, str(outcome))
+        elif isinstance(outcome, ProviderError):
+            slot.result = SampleResult(None, str(outcome), service_failure=True)
+        else:
+            self.usage.input_tokens += outcome.input_tokens
+            self.usage.output_tokens += outcome.output_tokens
+            parsed = parse_reply(outcome)
+            if isinstance(parsed, ParsedVerdict):
+                slot.result = SampleResult(parsed)
+                if self.cache is not None:
+                    self.cache.put(slot.key, parsed)
+            else:
+                slot.result = SampleResult(None, parsed.reason)
         self.rows_pending[id(slot.row)] -= 1
         if self.rows_pending[id(slot.row)] == 0:
             self.rows_done += 1
             self._report_progress()
+
+    async def _send_in_batches(self, options: BatchOptions, first: Sequence[_RowSlots],
+                               rows_by_provider: Mapping[str, Iterator[_RowSlots]]) -> None:
+        """Every uncached sample through its provider's batch API (``--batch``)."""
+        rows = [*first, *itertools.chain.from_iterable(rows_by_provider.values())]
+        settings = self._settings_for(rows, {name: iter(()) for name in rows_by_provider})
+        slots_by_key: dict[str, list[_Slot]] = {}
+        for slot in itertools.chain.from_iterable(rows):
+            if slot.result is None:
+                slots_by_key.setdefault(slot.key, []).append(slot)
+        items: dict[str, list[BatchItem]] = {}
+        for key, (slot, *_) in slots_by_key.items():
+            items.setdefault(slot.plan.provider, []).append(BatchItem(key, slot.request))
+        sink = SlotSink(slots_by_key, self._settle, cache=self.cache, usage=self.usage)
+        try:
+            self.batch_result = await send_in_batches(
+                items, settings, store_dir=self.options.cache_dir or default_cache_dir(),
+                options=options, sink=sink, events=self.batch_events)
+        except ProviderAuthError as exc:
+            raise ConfigError(f"{exc}; the run was stopped before collecting the remaining "
+                              "rows") from exc
 
     def _report_progress(self) -> None:
         if self.progress is not None:

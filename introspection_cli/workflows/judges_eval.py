@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.evaluation.batch import BatchEvents, BatchOptions
 from introspection_cli.evaluation.outcomes import SPLITS
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, run_eval
@@ -51,13 +52,14 @@ class EvalCommandResult:
 
 
 def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, *,
-                    progress: ProgressCallback | None = None) -> EvalCommandResult:
+                    progress: ProgressCallback | None = None,
+                    batch_events: BatchEvents | None = None) -> EvalCommandResult:
     """Run ``judges eval`` on the recipe at ``path``: the report to print and the exit code."""
     recipe = load_valid_recipe(path)
     # Check everything that can fail cheaply before any model call costs money.
     _check_settings(settings)
     baseline = load_baseline(settings.baseline) if settings.baseline is not None else None
-    result = run_eval(recipe, options, progress=progress)
+    result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
     report = build_report(result.run)
     problems: list[str] = []
     output_failed = False
@@ -71,7 +73,13 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
                             "stdout only")
     comparison = compare_with_baseline(report, baseline) if baseline is not None else None
     stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
-    if result.service_failures:
+    if result.batches_running:
+        problems.append(f"{result.service_failures} row(s) are errors in the report: they "
+                        "wait for a batch still running at the provider, or failed there. "
+                        f"Batch(es) {', '.join(result.batches_running)} keep running; rerun "
+                        "this command to collect their results (nothing is submitted again) "
+                        "and retry the failed rows")
+    elif result.service_failures:
         problems.append(f"{result.service_failures} row(s) failed at the model provider after "
                         "retries and are errors in the report; rerun to retry them "
                         "(verdicts already received are cached)")
@@ -87,6 +95,25 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
                  else ExitCode.PROBLEMS if any(not p.startswith("warning:") for p in problems)
                  else ExitCode.OK)
     return EvalCommandResult(stdout, exit_code, tuple(problems), report)
+
+
+def batch_options(batch: bool, *, poll_interval: float | None,
+                  max_wait: float | None) -> BatchOptions | None:
+    """``--batch``'s options, checked; None without ``--batch`` (whose flags need it)."""
+    if not batch:
+        for flag, value in (("--poll-interval", poll_interval), ("--max-wait", max_wait)):
+            if value is not None:
+                raise UsageError(f"{flag} only applies with --batch")
+        return None
+    defaults = BatchOptions()
+    options = BatchOptions(
+        poll_interval=defaults.poll_interval if poll_interval is None else poll_interval,
+        max_wait=defaults.max_wait if max_wait is None else max_wait)
+    if not (0 < options.poll_interval < math.inf):  # NaN fails this too
+        raise UsageError("--poll-interval must be a positive number of seconds")
+    if not (0 <= options.max_wait < math.inf):
+        raise UsageError("--max-wait must be 0 or a positive number of seconds")
+    return options
 
 
 def _check_settings(settings: ReportSettings) -> None:

@@ -1,0 +1,124 @@
+"""Anthropic's Message Batches: one create call with every request, polled, results streamed.
+
+Each request's ``params`` are exactly what the direct path sends
+(``anthropic_provider.request_body``); results arrive as a JSONL stream
+(``messages.batches.results``), one line per request: ``succeeded`` with the
+message, ``errored`` with the error, ``canceled`` or ``expired``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import anthropic
+
+from introspection_cli.evaluation.batch.interface import (
+    BatchItem,
+    BatchState,
+    ItemResult,
+    provider_text,
+)
+from introspection_cli.evaluation.batch.jsonl import json_lines
+from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
+from introspection_cli.evaluation.providers.anthropic_provider import (
+    reply_from_message,
+    request_body,
+)
+from introspection_cli.evaluation.providers.interface import (
+    ProviderBadResponse,
+    ProviderServiceError,
+    ProviderSettings,
+)
+from introspection_cli.evaluation.verdict import VERDICT_TOOL_NAME
+
+_OUTCOME = {
+    "canceled": "batch {id} was cancelled before this request ran",
+    "expired": "batch {id} expired (the 24-hour window) before this request ran",
+}
+
+
+class AnthropicBatches(SdkBatches):
+    provider = "anthropic"
+    # The API allows 100,000 requests and 256 MB per batch; stay clear of both.
+    max_requests = 100_000
+    max_bytes = 240 * 1000 * 1000
+    _sdk = anthropic
+    _base_error = anthropic.AnthropicError
+    _vendor = "Anthropic"
+    _key_env = "ANTHROPIC_API_KEY"
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        super().__init__(settings)
+        self._client = anthropic.AsyncAnthropic(**self.options)
+
+    def encode(self, item: BatchItem) -> bytes:
+        return json.dumps({"custom_id": item.key, "params": request_body(item.request)},
+                          ensure_ascii=False, separators=(",", ":")).encode()
+
+    async def submit(self, items: Sequence[BatchItem], encoded: Sequence[bytes]) -> str:
+        # The SDK encodes the request list itself; ``encoded`` only sized the batch.
+        requests = [{"custom_id": item.key, "params": request_body(item.request)}
+                    for item in items]
+        with self.sdk_errors("creating the message batch"):
+            batch = await self._client.messages.batches.create(requests=requests)
+        return str(batch.id)
+
+    async def retrieve(self, batch_id: str) -> BatchState:
+        with self.sdk_errors(f"polling message batch {batch_id}", batch_id=batch_id):
+            batch = await self._client.messages.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        pending = counts.processing or 0
+        done = sum(getattr(counts, name, 0) or 0
+                   for name in ("succeeded", "errored", "canceled", "expired"))
+        return BatchState(batch_id, batch.processing_status, batch.processing_status == "ended",
+                          done, done + pending)
+
+    async def results(self, state: BatchState, tool_names: Mapping[str, str]
+                      ) -> AsyncIterator[tuple[str, ItemResult]]:
+        source = f"the results of message batch {state.batch_id}"
+        with self.sdk_errors(f"downloading {source}"):
+            async with self._client.messages.batches.with_streaming_response.results(
+                    state.batch_id) as response:
+                lines = json_lines(response.iter_bytes(), expected=state.total,
+                                   timeout=self._settings.timeout, source=source)
+                async for line in lines:
+                    item = _item(line, state.batch_id, tool_names)
+                    if item is not None:
+                        yield item
+
+    def missing_reason(self, state: BatchState) -> str:
+        return f"message batch {state.batch_id} returned no result for this request"
+
+
+def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, str]
+          ) -> tuple[str, ItemResult] | None:
+    """One results line as (custom_id, result); None when it names no request."""
+    if line is None or not isinstance(line.get("custom_id"), str):
+        return None
+    custom_id: str = line["custom_id"]
+    result = line.get("result")
+    kind = result.get("type") if isinstance(result, dict) else None
+    if kind == "succeeded":
+        message = result.get("message")  # type: ignore[union-attr]
+        if not isinstance(message, dict):
+            return custom_id, ProviderBadResponse(
+                f"message batch {batch_id} holds a result that is not a message")
+        # Built as the SDK builds a direct reply: leniently, without validation.
+        reply = reply_from_message(anthropic.types.Message.construct(**message),
+                                   tool_names.get(custom_id, VERDICT_TOOL_NAME))
+        return custom_id, reply
+    if kind in _OUTCOME:
+        return custom_id, ProviderServiceError(_OUTCOME[kind].format(id=batch_id))
+    return custom_id, ProviderServiceError(f"message batch {batch_id}: {_error(result)}")
+
+
+def _error(result: object) -> str:
+    """What an ``errored`` result says: the error's type and message."""
+    response = result.get("error") if isinstance(result, dict) else None
+    error = response.get("error") if isinstance(response, dict) else None
+    if isinstance(error, dict) and (error.get("type") or error.get("message")):
+        return provider_text(f"{error.get('type') or 'error'}: {error.get('message') or ''}"
+                             .rstrip(": "))
+    return "the request failed, with no reason given"

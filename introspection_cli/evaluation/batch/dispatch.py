@@ -1,0 +1,326 @@
+"""Sending samples through the providers' batch APIs: resume, submit, poll, collect.
+
+For each provider, the uncached requests held by a batch an earlier run
+submitted (found in the :class:`BatchStore`) are waited for in that batch;
+the others are submitted as new batches (one model per batch for OpenAI, each
+under the provider's size limits) and recorded at once. Then every batch is
+polled, the interval growing by half each time up to five minutes (or the
+first interval, if longer), until it ends or the maximum wait passes; an ended
+batch's results are streamed into the sink and, once the sink has stored them,
+the batch is marked collected. Interrupting the wait (Ctrl-C) leaves every
+batch running at the provider: the next run resumes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from introspection_cli.evaluation.batch.interface import (
+    BatchBackend,
+    BatchGone,
+    BatchItem,
+    BatchState,
+    ItemResult,
+    ResultNotCollected,
+)
+from introspection_cli.evaluation.batch.store import BatchStore, StoredBatch
+from introspection_cli.evaluation.providers.interface import (
+    ModelReply,
+    ProviderAuthError,
+    ProviderError,
+    ProviderServiceError,
+    ProviderSettings,
+)
+
+BackendFactory = Callable[[str, ProviderSettings], BatchBackend]
+
+#: Polling never waits longer than this between two looks (unless asked to start longer).
+MAX_POLL_INTERVAL = 300.0
+_POLL_GROWTH = 1.5
+#: Failed polls in a row (after the SDK's retries) before a batch is left for the next run.
+_POLL_FAILURES = 5
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How ``--batch`` waits: the first poll interval and the longest wait, in seconds."""
+
+    poll_interval: float = 15.0
+    #: The providers end a batch within 24 hours; an hour's margin on top.
+    max_wait: float = 25 * 3600.0
+
+
+class BatchEvents(Protocol):
+    """What a batch run reports as it goes (the CLI prints it on stderr)."""
+
+    def submitted(self, provider: str, batch_id: str, requests: int, *,
+                  resumed: bool) -> None: ...
+
+    def waiting(self, batches: int, options: BatchOptions) -> None: ...
+
+    def polled(self, provider: str, state: BatchState) -> None: ...
+
+    def collected(self, provider: str, state: BatchState, results: int, failed: int) -> None: ...
+
+
+class ResultSink(Protocol):
+    """Where results go: the runner turns them into verdicts and caches them."""
+
+    def accept(self, key: str, result: ItemResult) -> None:
+        """One request's result (also for requests of a resumed batch this run lacks)."""
+
+    def persist(self) -> bool:
+        """Store everything accepted so far; False when some of it could not be stored."""
+
+
+@dataclass(frozen=True)
+class BatchRunResult:
+    warnings: tuple[str, ...] = ()
+    #: ``provider batch_id`` of each batch left running at the provider (max wait passed).
+    still_running: tuple[str, ...] = ()
+
+
+@dataclass
+class _Tracked:
+    backend: BatchBackend
+    batch_id: str
+    keys: frozenset[str]
+    state: BatchState | None = None
+    poll_failures: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.backend.provider} {self.batch_id}"
+
+
+@dataclass
+class _Run:
+    store: BatchStore
+    sink: ResultSink
+    events: BatchEvents | None
+    options: BatchOptions
+    tool_names: Mapping[str, str]
+    still_running: list[str] = field(default_factory=list)
+
+
+async def send_in_batches(items: Mapping[str, Sequence[BatchItem]],
+                          settings: Mapping[str, ProviderSettings], *, store_dir: Path,
+                          options: BatchOptions, sink: ResultSink,
+                          events: BatchEvents | None = None,
+                          backend_factory: BackendFactory | None = None) -> BatchRunResult:
+    """Get a result for every item (by provider name) into ``sink`` through that
+    provider's batch API; batch ids are kept in ``store_dir``.
+
+    A rejected API key raises :class:`ProviderAuthError`; every other failure
+    becomes the result of the requests it concerns.
+    """
+    store = BatchStore(store_dir)
+    run = _Run(store, sink, events, options,
+               {item.key: item.request.tool_name for group in items.values() for item in group})
+    factory = backend_factory or create_backend
+    backends = {name: factory(name, settings[name]) for name in items if items[name]}
+    try:
+        tracked: list[_Tracked] = []
+        for name, backend in backends.items():
+            tracked += await _resume(run, backend, {item.key: item for item in items[name]})
+        if tracked and events is not None:
+            events.waiting(len(tracked), options)
+        await _wait_and_collect(run, tracked)
+    finally:
+        store.close()
+        for backend in backends.values():
+            await backend.aclose()
+    return BatchRunResult(tuple(store.warnings), tuple(run.still_running))
+
+
+def create_backend(provider: str, settings: ProviderSettings) -> BatchBackend:
+    """The batch backend of ``provider``, importing its SDK now and not before."""
+    if provider == "openai":
+        from introspection_cli.evaluation.batch.openai_batches import OpenAIBatches
+
+        return OpenAIBatches(settings)
+    if provider == "anthropic":
+        from introspection_cli.evaluation.batch.anthropic_batches import AnthropicBatches
+
+        return AnthropicBatches(settings)
+    raise ValueError(f"unknown provider {provider!r}")
+
+
+async def _resume(run: _Run, backend: BatchBackend, needed: dict[str, BatchItem]
+                  ) -> list[_Tracked]:
+    """Track the stored batches holding any of ``needed``, then submit the rest anew."""
+    tracked: list[_Tracked] = []
+    for stored in run.store.open_batches(backend.provider, needed.keys()):
+        if stored.keys.isdisjoint(needed):
+            continue  # a newer batch holds these requests
+        batch = await _look_up(run, backend, stored)
+        if batch is None:
+            continue
+        for key in stored.keys:
+            needed.pop(key, None)
+        tracked.append(batch)
+    for chunk, encoded in _chunks(backend, needed.values()):
+        batch = await _submit(run, backend, chunk, encoded)
+        if batch is not None:
+            tracked.append(batch)
+    return tracked
+
+
+async def _look_up(run: _Run, backend: BatchBackend, stored: StoredBatch) -> _Tracked | None:
+    """A stored batch as the provider sees it now; None (and forgotten) when it is gone."""
+    batch = _Tracked(backend, stored.batch_id, stored.keys)
+    try:
+        batch.state = await backend.retrieve(stored.batch_id)
+    except BatchGone:
+        run.store.collected(backend.provider, stored.batch_id)
+        run.store.warnings.append(
+            f"batch {stored.batch_id} ({backend.provider}, submitted {stored.created_at}) no "
+            "longer exists at the provider; its requests are submitted again")
+        return None
+    except ProviderAuthError:
+        raise
+    except ProviderError:
+        batch.poll_failures = 1  # polled again with the others
+    if run.events is not None:
+        run.events.submitted(backend.provider, stored.batch_id, len(stored.keys), resumed=True)
+        if batch.state is not None:
+            run.events.polled(backend.provider, batch.state)
+    return batch
+
+
+async def _submit(run: _Run, backend: BatchBackend, chunk: Sequence[BatchItem],
+                  encoded: Sequence[bytes]) -> _Tracked | None:
+    try:
+        batch_id = await backend.submit(chunk, encoded)
+    except ProviderAuthError:
+        raise
+    except ProviderError as exc:
+        for item in chunk:
+            run.sink.accept(item.key, exc)
+        return None
+    keys = frozenset(item.key for item in chunk)
+    # Recorded before anything else can go wrong: from here on, a rerun resumes it.
+    run.store.record(backend.provider, batch_id, backend.endpoint, keys)
+    if run.events is not None:
+        run.events.submitted(backend.provider, batch_id, len(keys), resumed=False)
+    return _Tracked(backend, batch_id, keys)
+
+
+def _chunks(backend: BatchBackend, items: Iterable[BatchItem]
+            ) -> Iterator[tuple[list[BatchItem], list[bytes]]]:
+    """``items`` in batches: one group each, under the backend's request and byte limits."""
+    groups: dict[str, list[BatchItem]] = {}
+    for item in items:
+        groups.setdefault(backend.group_of(item), []).append(item)
+    for group in groups.values():
+        chunk: list[BatchItem] = []
+        encoded: list[bytes] = []
+        size = 0
+        for item in group:
+            line = backend.encode(item)
+            if chunk and (len(chunk) == backend.max_requests
+                          or size + len(line) > backend.max_bytes):
+                yield chunk, encoded
+                chunk, encoded, size = [], [], 0
+            chunk.append(item)
+            encoded.append(line)
+            size += len(line)
+        if chunk:
+            yield chunk, encoded
+
+
+async def _wait_and_collect(run: _Run, tracked: list[_Tracked]) -> None:
+    """Poll until every batch has ended and is collected, or the maximum wait passes."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + run.options.max_wait
+    interval = run.options.poll_interval
+    longest = max(run.options.poll_interval, MAX_POLL_INTERVAL)
+    pending = tracked
+    while True:
+        for batch in [b for b in pending if b.state is not None and b.state.ended]:
+            await _collect(run, batch)
+        pending = [b for b in pending if b.state is None or not b.state.ended]
+        now = loop.time()
+        if not pending or now >= deadline:
+            break
+        await asyncio.sleep(min(interval, deadline - now))
+        interval = min(interval * _POLL_GROWTH, longest)
+        pending = [batch for batch in pending if await _poll(run, batch)]
+    for batch in pending:
+        status = f" (status {batch.state.status})" if batch.state is not None else ""
+        _leave_running(run, batch, f"batch {batch.batch_id} had not ended{status} within the "
+                                   f"wait of {run.options.max_wait:g} s")
+
+
+async def _poll(run: _Run, batch: _Tracked) -> bool:
+    """Retrieve ``batch``'s state; False when it is no longer waited for."""
+    try:
+        batch.state = await batch.backend.retrieve(batch.batch_id)
+    except BatchGone:
+        run.store.collected(batch.backend.provider, batch.batch_id)
+        _fail(run, batch.keys, f"batch {batch.batch_id} disappeared at the provider before "
+                               "it ended; rerun to submit its requests again")
+        return False
+    except ProviderAuthError:
+        raise
+    except ProviderError as exc:
+        batch.poll_failures += 1
+        if batch.poll_failures >= _POLL_FAILURES:
+            _leave_running(run, batch, f"batch {batch.batch_id} could not be polled "
+                                       f"{_POLL_FAILURES} times in a row ({exc})")
+            return False
+        return True
+    batch.poll_failures = 0
+    if run.events is not None:
+        run.events.polled(batch.backend.provider, batch.state)
+    return True
+
+
+async def _collect(run: _Run, batch: _Tracked) -> None:
+    """Stream an ended batch's results into the sink; mark it collected once stored."""
+    state = batch.state
+    assert state is not None and state.ended
+    seen: set[str] = set()
+    failed = 0
+    try:
+        async for key, result in batch.backend.results(state, run.tool_names):
+            if key in batch.keys and key not in seen:  # a stray or repeated line is ignored
+                seen.add(key)
+                failed += not isinstance(result, ModelReply)
+                run.sink.accept(key, result)
+    except ProviderAuthError:
+        raise
+    except ProviderError as exc:
+        missing = batch.keys - seen
+        if missing:
+            # Not marked collected: the next run reads the results again, at no cost.
+            _fail(run, missing, f"{exc}; rerun to read the results of batch "
+                                f"{batch.batch_id} again (no new batch is created)",
+                  collected=False)
+            run.sink.persist()
+            return
+    missing = batch.keys - seen
+    _fail(run, missing, batch.backend.missing_reason(state))
+    if run.sink.persist():
+        run.store.collected(batch.backend.provider, batch.batch_id)
+    if run.events is not None:
+        run.events.collected(batch.backend.provider, state, len(seen),
+                             failed + len(missing))
+
+
+def _leave_running(run: _Run, batch: _Tracked, why: str) -> None:
+    """Stop waiting for ``batch``: its requests are errors this time, collected next time."""
+    run.still_running.append(batch.label)
+    _fail(run, batch.keys, f"{why}; it keeps running at the provider: rerun this command "
+                           "to collect its results (no new batch is created)", collected=False)
+
+
+def _fail(run: _Run, keys: Iterable[str], reason: str, *, collected: bool = True) -> None:
+    """Give ``keys`` an error result: the provider's (``collected``), or none yet."""
+    error = ProviderServiceError(reason) if collected else ResultNotCollected(reason)
+    for key in keys:
+        run.sink.accept(key, error)

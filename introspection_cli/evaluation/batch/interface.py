@@ -1,0 +1,121 @@
+"""The batch layer's values and its one abstract class, one per provider's batch API.
+
+A :class:`BatchBackend` submits requests as one provider batch, reports the
+batch's state, and streams its results back as ``(key, reply or error)`` pairs.
+The key is the sample's verdict-cache key, sent as the request's ``custom_id``:
+a batch result and a direct call of the same request are one cache entry.
+What a result means (a verdict or not) is decided where direct replies are,
+in the runner; a backend only reads the provider's formats.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from introspection_cli.diagnostics import escape_text
+from introspection_cli.evaluation.providers.interface import (
+    ModelReply,
+    ModelRequest,
+    ProviderError,
+    ProviderServiceError,
+)
+
+#: One request's result: the model's reply, or why there is none (a
+#: ``ProviderServiceError`` for a request the provider failed, expired or
+#: cancelled; a ``ProviderBadResponse`` for a result that is not a reply).
+ItemResult = ModelReply | ProviderError
+
+#: The longest provider message kept in an error row.
+_MESSAGE_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    """One request to put in a batch: its verdict-cache key (the ``custom_id``) and body."""
+
+    key: str
+    request: ModelRequest
+
+
+@dataclass(frozen=True, slots=True)
+class BatchState:
+    """A batch as its last retrieval described it.
+
+    ``status`` is the provider's word for it (``validating``, ``in_progress``,
+    ``ended``...). ``failure`` says why a batch failed as a whole (OpenAI's
+    ``failed``: nothing in it ran). ``results`` is what the backend needs to read
+    the results once ``ended`` (file ids); opaque to everyone else.
+    """
+
+    batch_id: str
+    status: str
+    ended: bool
+    done: int
+    total: int
+    failure: str | None = None
+    results: Any = None
+
+
+class ResultNotCollected(ProviderServiceError):
+    """A request whose result this run did not get: its batch is still running, or its
+    results could not be read. The next run collects it from the same batch."""
+
+
+class BatchGone(Exception):
+    """The provider does not know this batch (deleted, another account, or long expired)."""
+
+
+class BatchBackend(abc.ABC):
+    """One provider's batch API, through its official SDK."""
+
+    #: ``openai`` or ``anthropic``.
+    provider: str
+    #: The most requests, and request bytes, one batch may hold (below the provider's limits).
+    max_requests: int
+    max_bytes: int
+
+    @property
+    @abc.abstractmethod
+    def endpoint(self) -> str:
+        """The base URL batches are created at (recorded beside each batch id)."""
+
+    def group_of(self, item: BatchItem) -> str:
+        """Items of different groups never share a batch (OpenAI: one model per batch)."""
+        return ""
+
+    @abc.abstractmethod
+    def encode(self, item: BatchItem) -> bytes:
+        """``item`` as the provider's batch format holds it (one JSONL line's bytes)."""
+
+    @abc.abstractmethod
+    async def submit(self, items: Sequence[BatchItem], encoded: Sequence[bytes]) -> str:
+        """Create one batch of ``items`` (``encoded`` as :meth:`encode` made them); its id."""
+
+    @abc.abstractmethod
+    async def retrieve(self, batch_id: str) -> BatchState:
+        """The batch's current state; :class:`BatchGone` when the provider has no such batch."""
+
+    @abc.abstractmethod
+    def results(self, state: BatchState, tool_names: Mapping[str, str]
+                ) -> AsyncIterator[tuple[str, ItemResult]]:
+        """Every result an ended batch holds, as ``(custom_id, result)``, read as a stream.
+
+        ``tool_names`` maps a custom_id to its request's forced tool (the verdict tool
+        for a request this run does not know).
+        """
+
+    @abc.abstractmethod
+    def missing_reason(self, state: BatchState) -> str:
+        """Why a request of this ended batch has no result at all."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release network resources."""
+
+
+def provider_text(value: object) -> str:
+    """A message the provider sent, safe for a one-line error: escaped and shortened."""
+    text = escape_text(str(value))
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + "..."

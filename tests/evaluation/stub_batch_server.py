@@ -1,0 +1,350 @@
+"""A scripted stand-in for OpenAI's Files + Batch API and Anthropic's Message Batches.
+
+A stdlib ``ThreadingHTTPServer`` on 127.0.0.1, driven by the real SDKs through
+``base_url``. It also answers direct Chat Completions / Messages calls, so a test
+can compare a batch run with a direct one on the same endpoint (the endpoint is
+part of the cache key). Every request's answer is chosen as the direct stub
+chooses it (``VERDICT:`` / ``FAULT:`` markers, :func:`marker_reply`); on top:
+
+- ``BATCH:fail`` in a conversation: that request fails inside the batch (an
+  error-file line with HTTP 500 for OpenAI, an ``errored`` result for Anthropic);
+- ``BATCH:late``: the request has not run when the batch ends early
+  (:attr:`StubBatchServer.ending` ``"expired"`` or ``"cancelled"``), so it is
+  listed as expired or cancelled; without an early end it runs normally;
+- ``BATCH:huge``: its result line is padded past 5 MB (a reply over the size cap).
+
+A batch moves one step along :attr:`StubBatchServer.steps` at each retrieve
+(OpenAI ``validating -> in_progress -> finalizing -> completed``; Anthropic
+``in_progress -> ended``), and not past ``in_progress`` while :attr:`hold` is
+cleared. Creations, uploads and polls are counted per API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.parser
+import email.policy
+import itertools
+import json
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.evaluation.stub_model_server import RecordedRequest, error_reply, marker_reply
+
+OPENAI_STEPS = ("validating", "in_progress", "finalizing", "completed")
+ANTHROPIC_STEPS = ("in_progress", "in_progress", "ended")
+
+
+@dataclass
+class StubBatch:
+    api: str
+    batch_id: str
+    requests: list[dict[str, Any]]  # OpenAI: JSONL lines; Anthropic: {"custom_id", "params"}
+    step: int = 0
+    output: bytes = b""
+    errors: bytes = b""
+    status: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class StubBatchServer:
+    """``with StubBatchServer() as stub:``; point the SDKs at :attr:`openai_url` /
+    :attr:`anthropic_url`."""
+
+    def __init__(self, *, api_key: str | None = None, openai_steps: tuple[str, ...] = OPENAI_STEPS,
+                 anthropic_steps: tuple[str, ...] = ANTHROPIC_STEPS) -> None:
+        self.api_key = api_key
+        self.steps = {"openai": openai_steps, "anthropic": anthropic_steps}
+        #: How a batch ends: "completed" (all run), "expired" or "cancelled" (BATCH:late
+        #: requests did not run), "failed" (OpenAI only: nothing ran).
+        self.ending = "completed"
+        #: Cleared: batches stay in_progress however often they are polled.
+        self.hold = threading.Event()
+        self.hold.set()
+        self.batches: dict[str, StubBatch] = {}
+        self.files: dict[str, bytes] = {}
+        self.creations: Counter[str] = Counter()
+        self.polls: Counter[str] = Counter()
+        self.uploads = 0
+        #: Every request a batch held, and every direct call, as the direct stub records them.
+        self.requests: list[RecordedRequest] = []
+        #: Lines put before the results in every OpenAI output file (a misbehaving server).
+        self.extra_output = b""
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_port)
+
+    @property
+    def openai_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> StubBatchServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def forget(self, batch_id: str) -> None:
+        """The provider loses a batch: retrieving it is a 404 from now on."""
+        with self._lock:
+            del self.batches[batch_id]
+
+    # -- OpenAI -------------------------------------------------------------------
+
+    def upload(self, content: bytes) -> dict[str, Any]:
+        with self._lock:
+            file_id = f"file-{next(self._ids)}"
+            self.files[file_id] = content
+            self.uploads += 1
+        return {"id": file_id, "object": "file", "bytes": len(content), "created_at": 0,
+                "filename": "input.jsonl", "purpose": "batch", "status": "processed"}
+
+    def create_openai(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        content = self.files.get(str(body.get("input_file_id")))
+        if content is None or body.get("endpoint") != "/v1/chat/completions":
+            return None
+        lines = [json.loads(line) for line in content.splitlines() if line.strip()]
+        return self._openai_view(self._create("openai", "batch", lines))
+
+    def _openai_view(self, batch: StubBatch) -> dict[str, Any]:
+        status = batch.status or self.steps["openai"][batch.step]
+        view: dict[str, Any] = {
+            "id": batch.batch_id, "object": "batch", "endpoint": "/v1/chat/completions",
+            "input_file_id": "file-in", "completion_window": "24h", "created_at": 0,
+            "status": status,
+            "request_counts": batch.counts or {"total": len(batch.requests), "completed": 0,
+                                               "failed": 0}}
+        if batch.status:
+            view["output_file_id"] = self._file(batch.output)
+            view["error_file_id"] = self._file(batch.errors)
+            if batch.status == "failed":
+                view["errors"] = {"object": "list", "data": [
+                    {"code": "invalid_request", "line": 1,
+                     "message": "stub: the batch file was refused"}]}
+        return view
+
+    def _file(self, content: bytes) -> str | None:
+        if not content:
+            return None
+        with self._lock:
+            file_id = f"file-{next(self._ids)}"
+            self.files[file_id] = content
+        return file_id
+
+    def _finish_openai(self, batch: StubBatch) -> None:
+        output, errors = [], []
+        for line in batch.requests:
+            custom_id, body = line["custom_id"], line["body"]
+            request = RecordedRequest("openai", line["url"], body)
+            late = "BATCH:late" in request.user_text and self.ending != "completed"
+            if self.ending == "failed":
+                continue
+            if late:
+                code = "batch_expired" if self.ending == "expired" else "batch_cancelled"
+                errors.append({"id": "r", "custom_id": custom_id, "response": None,
+                               "error": {"code": code, "message": f"stub: {code}"}})
+            elif "BATCH:fail" in request.user_text:
+                errors.append({"id": "r", "custom_id": custom_id, "error": None, "response": {
+                    "status_code": 500, "request_id": "q",
+                    "body": {"error": {"message": "stub: the model is on fire"}}}})
+            else:
+                reply = marker_reply(request, 0, hang_seconds=0)
+                target = output if reply.status == 200 else errors
+                target.append({"id": "r", "custom_id": custom_id, "error": None, "response": {
+                    "status_code": reply.status, "request_id": "q", "body": _padded(
+                        reply.body, request)}})
+        batch.output = self.extra_output + _jsonl(output) if output else b""
+        batch.errors = _jsonl(errors)
+        failed = 0 if self.ending == "failed" else len(errors)
+        batch.counts = {"total": len(batch.requests), "completed": len(output),
+                        "failed": failed}
+        batch.status = self.ending
+
+    # -- Anthropic ------------------------------------------------------------------
+
+    def create_anthropic(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._anthropic_view(self._create("anthropic", "msgbatch",
+                                                 list(body.get("requests") or [])))
+
+    def _anthropic_view(self, batch: StubBatch) -> dict[str, Any]:
+        status = batch.status or self.steps["anthropic"][batch.step]
+        counts = batch.counts or {"processing": len(batch.requests), "succeeded": 0,
+                                  "errored": 0, "canceled": 0, "expired": 0}
+        return {"id": batch.batch_id, "type": "message_batch", "processing_status": status,
+                "request_counts": counts, "created_at": "2026-11-30T00:00:00Z",
+                "expires_at": "2026-12-01T00:00:00Z", "ended_at": None,
+                "cancel_initiated_at": None, "archived_at": None,
+                "results_url": (f"{self.anthropic_url}/v1/messages/batches/{batch.batch_id}"
+                                "/results" if batch.status else None)}
+
+    def _finish_anthropic(self, batch: StubBatch) -> None:
+        lines, counts = [], Counter[str]()
+        for entry in batch.requests:
+            request = RecordedRequest("anthropic", "/v1/messages", entry["params"])
+            late = "BATCH:late" in request.user_text and self.ending != "completed"
+            if late:
+                kind = "expired" if self.ending == "expired" else "canceled"
+                result: dict[str, Any] = {"type": kind}
+            elif "BATCH:fail" in request.user_text:
+                kind, result = "errored", {"type": "errored", "error": {
+                    "type": "error", "error": {"type": "api_error",
+                                               "message": "stub: the model is on fire"}}}
+            else:
+                reply = marker_reply(request, 0, hang_seconds=0)
+                if reply.status == 200:
+                    kind, result = "succeeded", {"type": "succeeded",
+                                                 "message": _padded(reply.body, request)}
+                else:
+                    kind, result = "errored", {"type": "errored", "error": reply.body}
+            counts[kind] += 1
+            lines.append({"custom_id": entry["custom_id"], "result": result})
+        batch.output = _jsonl(lines)
+        batch.counts = {"processing": 0, "succeeded": counts["succeeded"],
+                        "errored": counts["errored"], "canceled": counts["canceled"],
+                        "expired": counts["expired"]}
+        batch.status = "ended"
+
+    # -- both ---------------------------------------------------------------------------
+
+    def _create(self, api: str, prefix: str, requests: list[dict[str, Any]]) -> StubBatch:
+        with self._lock:
+            batch = StubBatch(api, f"{prefix}_{next(self._ids)}", requests)
+            self.batches[batch.batch_id] = batch
+            self.creations[api] += 1
+            for entry in requests:
+                body = entry["body"] if api == "openai" else entry["params"]
+                self.requests.append(RecordedRequest(api, "batch", body))
+        return batch
+
+    def retrieve(self, api: str, batch_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            batch = self.batches.get(batch_id)
+            if batch is None or batch.api != api:
+                return None
+            self.polls[api] += 1
+            steps = self.steps[api]
+            if not batch.status:
+                held = not self.hold.is_set() and steps[batch.step] == "in_progress"
+                if not held and batch.step < len(steps) - 1:
+                    batch.step += 1
+                if batch.step == len(steps) - 1:
+                    (self._finish_openai if api == "openai" else self._finish_anthropic)(batch)
+        return self._openai_view(batch) if api == "openai" else self._anthropic_view(batch)
+
+    def results(self, batch_id: str) -> bytes | None:
+        batch = self.batches.get(batch_id)
+        return batch.output if batch is not None and batch.status else None
+
+
+def _padded(body: Any, request: RecordedRequest) -> Any:
+    if "BATCH:huge" in request.user_text and isinstance(body, dict):
+        return {**body, "padding": "x" * (5 * 1024 * 1024)}
+    return body
+
+
+def _jsonl(lines: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def _multipart_file(content_type: str, body: bytes) -> bytes | None:
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            payload = part.get_payload(decode=True)
+            return payload if isinstance(payload, bytes) else None
+    return None
+
+
+def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            if not self._key_ok():
+                return self._json(401, error_reply("openai", 401, "invalid api key").body)
+            path = self.path.rstrip("/")
+            if path == "/v1/files":
+                content = _multipart_file(self.headers.get("content-type", ""), raw)
+                return (self._json(200, stub.upload(content)) if content is not None
+                        else self._json(400, {"error": {"message": "no file part"}}))
+            body = json.loads(raw or b"{}")
+            if path == "/v1/batches":
+                created = stub.create_openai(body)
+                return (self._json(200, created) if created is not None
+                        else self._json(400, {"error": {"message": "bad batch"}}))
+            if path == "/v1/messages/batches":
+                return self._json(200, stub.create_anthropic(body))
+            api = "anthropic" if path.endswith("/messages") else "openai"
+            request = RecordedRequest(api, path, body)
+            with stub._lock:
+                stub.requests.append(request)
+            reply = marker_reply(request, 0, hang_seconds=0)
+            return self._json(reply.status, reply.body)
+
+        def do_GET(self) -> None:
+            if not self._key_ok():
+                return self._json(401, error_reply("openai", 401, "invalid api key").body)
+            parts = self.path.rstrip("/").split("/")
+            if parts[:3] == ["", "v1", "batches"] and len(parts) == 4:
+                return self._found(stub.retrieve("openai", parts[3]))
+            if parts[:3] == ["", "v1", "files"] and len(parts) == 5 and parts[4] == "content":
+                content = stub.files.get(parts[3])
+                return (self._bytes(content) if content is not None
+                        else self._json(404, {"error": {"message": "no such file"}}))
+            if parts[:4] == ["", "v1", "messages", "batches"] and len(parts) == 5:
+                return self._found(stub.retrieve("anthropic", parts[4]))
+            if parts[:4] == ["", "v1", "messages", "batches"] and parts[5:] == ["results"]:
+                content = stub.results(parts[4])
+                return (self._bytes(content) if content is not None
+                        else self._json(404, {"error": {"message": "no results"}}))
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+        def _key_ok(self) -> bool:
+            if stub.api_key is None:
+                return True
+            bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
+            return stub.api_key in (bearer, self.headers.get("x-api-key", ""))
+
+        def _found(self, view: dict[str, Any] | None) -> None:
+            if view is None:
+                return self._json(404, {"type": "error", "error": {
+                    "type": "not_found_error", "message": "no such batch"}})
+            return self._json(200, view)
+
+        def _json(self, status: int, body: object) -> None:
+            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+            self._send(status, payload, "application/json")
+
+        def _bytes(self, content: bytes) -> None:
+            self._send(200, content, "application/octet-stream")
+
+        def _send(self, status: int, payload: bytes, content_type: str) -> None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.send_response(status)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
