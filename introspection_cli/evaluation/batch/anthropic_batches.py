@@ -20,7 +20,6 @@ from introspection_cli.evaluation.batch.interface import (
     ItemResult,
     provider_text,
 )
-from introspection_cli.evaluation.batch.jsonl import json_lines
 from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
 from introspection_cli.evaluation.providers.anthropic_provider import (
     reply_from_message,
@@ -29,7 +28,6 @@ from introspection_cli.evaluation.providers.anthropic_provider import (
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
     ProviderServiceError,
-    ProviderSettings,
 )
 from introspection_cli.evaluation.verdict import VERDICT_TOOL_NAME
 
@@ -44,14 +42,11 @@ class AnthropicBatches(SdkBatches):
     # The API allows 100,000 requests and 256 MB per batch; stay clear of both.
     max_requests = 100_000
     max_bytes = 240 * 1000 * 1000
+    _client_class = anthropic.AsyncAnthropic
     _sdk = anthropic
     _base_error = anthropic.AnthropicError
     _vendor = "Anthropic"
     _key_env = "ANTHROPIC_API_KEY"
-
-    def __init__(self, settings: ProviderSettings) -> None:
-        super().__init__(settings)
-        self._client = anthropic.AsyncAnthropic(**self.options)
 
     def encode(self, item: BatchItem) -> bytes:
         return json.dumps({"custom_id": item.key, "params": request_body(item.request)},
@@ -77,16 +72,12 @@ class AnthropicBatches(SdkBatches):
 
     async def results(self, state: BatchState, tool_names: Mapping[str, str]
                       ) -> AsyncIterator[tuple[str, ItemResult]]:
-        source = f"the results of message batch {state.batch_id}"
-        with self.sdk_errors(f"downloading {source}"):
-            async with self._client.messages.batches.with_streaming_response.results(
-                    state.batch_id) as response:
-                lines = json_lines(response.iter_bytes(), expected=state.total,
-                                   timeout=self._settings.timeout, source=source)
-                async for line in lines:
-                    item = _item(line, state.batch_id, tool_names)
-                    if item is not None:
-                        yield item
+        response = self._client.messages.batches.with_streaming_response.results(
+            state.batch_id)
+        async for item in self.stream(response, state,
+                                      f"the results of message batch {state.batch_id}",
+                                      lambda line: _item(line, state.batch_id, tool_names)):
+            yield item
 
     def missing_reason(self, state: BatchState) -> str:
         return f"message batch {state.batch_id} returned no result for this request"

@@ -22,12 +22,10 @@ from introspection_cli.evaluation.batch.interface import (
     ItemResult,
     provider_text,
 )
-from introspection_cli.evaluation.batch.jsonl import json_lines
 from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
     ProviderServiceError,
-    ProviderSettings,
 )
 from introspection_cli.evaluation.providers.openai_provider import (
     reply_from_completion,
@@ -49,14 +47,11 @@ class OpenAIBatches(SdkBatches):
     # The API allows 50,000 requests and 200 MB per file; stay clear of both.
     max_requests = 50_000
     max_bytes = 190 * 1000 * 1000
+    _client_class = openai.AsyncOpenAI
     _sdk = openai
     _base_error = openai.OpenAIError
     _vendor = "OpenAI"
     _key_env = "OPENAI_API_KEY"
-
-    def __init__(self, settings: ProviderSettings) -> None:
-        super().__init__(settings)
-        self._client = openai.AsyncOpenAI(**self.options)
 
     def group_of(self, item: BatchItem) -> str:
         return item.request.model  # one model per batch file
@@ -94,18 +89,12 @@ class OpenAIBatches(SdkBatches):
     async def results(self, state: BatchState, tool_names: Mapping[str, str]
                       ) -> AsyncIterator[tuple[str, ItemResult]]:
         for file_id in state.results or ():
-            if not file_id:
-                continue
-            source = f"file {file_id} of batch {state.batch_id}"
-            with self.sdk_errors(f"downloading {source}"):
-                async with self._client.files.with_streaming_response.content(
-                        file_id) as response:
-                    lines = json_lines(response.iter_bytes(), expected=state.total,
-                                       timeout=self._settings.timeout, source=source)
-                    async for line in lines:
-                        item = _item(line, state.batch_id, tool_names)
-                        if item is not None:
-                            yield item
+            if file_id:
+                response = self._client.files.with_streaming_response.content(file_id)
+                async for item in self.stream(
+                        response, state, f"file {file_id} of batch {state.batch_id}",
+                        lambda line: _item(line, state.batch_id, tool_names)):
+                    yield item
 
     def missing_reason(self, state: BatchState) -> str:
         if state.failure is not None:
