@@ -75,7 +75,7 @@ class StubBatchServer:
         self.extra_output = b""
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -255,6 +255,12 @@ def _padded(body: Any, request: RecordedRequest) -> Any:
     if "BATCH:huge" in request.user_text and isinstance(body, dict):
         return {**body, "padding": "x" * (5 * 1024 * 1024)}
     return body
+
+
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog of 5 drops handshakes when a direct run opens many
+    # connections at once; the client then retries them only after about a second.
+    request_queue_size = 128
 
 
 def _jsonl(lines: list[dict[str, Any]]) -> bytes:
