@@ -71,6 +71,11 @@ class StubBatchServer:
         self.uploads = 0
         #: Every request a batch held, and every direct call, as the direct stub records them.
         self.requests: list[RecordedRequest] = []
+        #: How new batch ids are spelled (a misbehaving server may send anything).
+        self.id_format = "{prefix}_{number}"
+        #: Answer this many batch creations, then this many retrieves, with HTTP 500.
+        self.failing_creations = 0
+        self.failing_polls = 0
         #: Lines put before the results in every OpenAI output file (a misbehaving server).
         self.extra_output = b""
         self._ids = itertools.count(1)
@@ -98,6 +103,14 @@ class StubBatchServer:
     def __exit__(self, *exc_info: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def take(self, what: str) -> bool:
+        """True (and one fewer to fail) while ``failing_<what>`` is above zero."""
+        with self._lock:
+            left = getattr(self, f"failing_{what}")
+            if left:
+                setattr(self, f"failing_{what}", left - 1)
+            return bool(left)
 
     def forget(self, batch_id: str) -> None:
         """The provider loses a batch: retrieving it is a 404 from now on."""
@@ -223,7 +236,8 @@ class StubBatchServer:
 
     def _create(self, api: str, prefix: str, requests: list[dict[str, Any]]) -> StubBatch:
         with self._lock:
-            batch = StubBatch(api, f"{prefix}_{next(self._ids)}", requests)
+            batch_id = self.id_format.format(prefix=prefix, number=next(self._ids))
+            batch = StubBatch(api, batch_id, requests)
             self.batches[batch.batch_id] = batch
             self.creations[api] += 1
             for entry in requests:
@@ -292,6 +306,8 @@ def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
                 return (self._json(200, stub.upload(content)) if content is not None
                         else self._json(400, {"error": {"message": "no file part"}}))
             body = json.loads(raw or b"{}")
+            if path in ("/v1/batches", "/v1/messages/batches") and stub.take("creations"):
+                return self._json(500, {"error": {"message": "stub: creation failed"}})
             if path == "/v1/batches":
                 created = stub.create_openai(body)
                 return (self._json(200, created) if created is not None
@@ -309,6 +325,8 @@ def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
             if not self._key_ok():
                 return self._json(401, error_reply("openai", 401, "invalid api key").body)
             parts = self.path.rstrip("/").split("/")
+            if "batches" in parts and "results" not in parts and stub.take("polls"):
+                return self._json(500, {"error": {"message": "stub: poll failed"}})
             if parts[:3] == ["", "v1", "batches"] and len(parts) == 4:
                 return self._found(stub.retrieve("openai", parts[3]))
             if parts[:3] == ["", "v1", "files"] and len(parts) == 5 and parts[4] == "content":

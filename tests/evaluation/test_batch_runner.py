@@ -278,3 +278,61 @@ def test_an_output_file_with_more_lines_than_requests_is_cut_off(
     batch_stub.extra_output = b""
     batch_run(recipe)
     assert batch_stub.creations == {"openai": 1}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_failed_creation_makes_its_rows_errors_and_nothing_is_recorded(
+        provider: str, tmp_path: Path, batch_stub: StubBatchServer) -> None:
+    batch_stub.failing_creations = 1
+    recipe = recipe_of(tmp_path, ["VERDICT:pass", "VERDICT:fail"], provider=provider)
+    result = batch_run(recipe, max_retries=0)
+    for outcome, error in outcomes(result):
+        assert outcome == "error"
+        assert error is not None and "creating the" in error and "HTTP 500" in error
+    assert result.service_failures == 2 and result.batches_running == ()
+    assert [outcome for outcome, _ in outcomes(batch_run(recipe))] == ["pass", "fail"]
+    assert batch_stub.creations == {provider: 1}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_batch_that_cannot_be_polled_is_left_running_for_the_next_run(
+        provider: str, tmp_path: Path, batch_stub: StubBatchServer) -> None:
+    batch_stub.failing_polls = 5
+    recipe = recipe_of(tmp_path, ["VERDICT:pass", "VERDICT:fail"], provider=provider)
+    result = batch_run(recipe, max_retries=0)
+    for outcome, error in outcomes(result):
+        assert outcome == "error"
+        assert error is not None and "could not be polled 5 times in a row" in error
+        assert "keeps running at the provider" in error
+    assert len(result.batches_running) == 1
+    assert result.run.usage.requests == 0
+    assert [outcome for outcome, _ in outcomes(batch_run(recipe))] == ["pass", "fail"]
+    assert batch_stub.creations == {provider: 1}
+
+
+def test_a_poll_that_fails_now_and_then_is_tried_again(tmp_path: Path,
+                                                       batch_stub: StubBatchServer) -> None:
+    batch_stub.failing_polls = 4
+    result = batch_run(recipe_of(tmp_path, ["VERDICT:pass"]), max_retries=0)
+    assert outcomes(result) == [("pass", None)]
+
+
+def test_without_the_cache_batches_still_resume_but_verdicts_are_not_kept(
+        tmp_path: Path, batch_stub: StubBatchServer) -> None:
+    recipe = recipe_of(tmp_path, ["VERDICT:pass"])
+    batch_run(recipe, use_cache=False, batch=BatchOptions(poll_interval=0.01, max_wait=0))
+    assert outcomes(batch_run(recipe, use_cache=False)) == [("pass", None)]
+    assert batch_stub.creations == {"openai": 1}  # resumed
+    assert outcomes(batch_run(recipe, use_cache=False)) == [("pass", None)]
+    assert batch_stub.creations == {"openai": 2}  # collected, and nothing cached: sent again
+
+
+def test_a_batch_id_that_is_not_a_plain_id_is_refused(tmp_path: Path,
+                                                      batch_stub: StubBatchServer) -> None:
+    batch_stub.id_format = "../x\n{number}"
+    result = batch_run(recipe_of(tmp_path, ["VERDICT:pass"]))
+    ((outcome, error),) = outcomes(result)
+    assert outcome == "error" and error is not None
+    assert "unusable id (../x\\n" in error and "\n" not in error
+    with sqlite3.connect(tmp_path / "cache" / STORE_FILE) as db:
+        assert db.execute("SELECT count(*) FROM batches").fetchone() == (0,)
