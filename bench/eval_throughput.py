@@ -123,7 +123,7 @@ def write_request_bodies(recipe: Path, path: Path) -> Path:
     from introspection_cli.evaluation.plan import load_valid_recipe, plan_judge
     from introspection_cli.evaluation.providers.openai_provider import request_body
 
-    plan = plan_judge(load_valid_recipe(recipe).judges["helpful"], splits=(), provider=None,
+    plan = plan_judge(load_valid_recipe(recipe)[0].judges["helpful"], splits=(), provider=None,
                       model=None, regex_timeout=1.0)
     bodies = [request_body(plan.request_for(row)) for row in plan.rows if row.calls_model]
     path.write_text(json.dumps(bodies), encoding="utf-8")

@@ -104,24 +104,6 @@ def rows_to_reach(bar: float, rate: float = 1.0, z: float = Z_95) -> int | None:
     return high
 
 
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs.
-
-    Under "no change", each of the ``b + c`` rows that changed correctness is
-    equally likely to have gone either way, so ``min(b, c)`` is
-    Binomial(b + c, 1/2); the p-value doubles its lower tail, capped at 1.
-    No discordant pairs gives 1.0 (no evidence of a change).
-    """
-    if b < 0 or c < 0:
-        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
-    n = b + c
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1))
-    # Exact integers until the one division, so large n neither overflows nor drifts.
-    return min(1.0, 2 * tail / (1 << n))
-
-
 def mcnemar_mid_p(b: int, c: int) -> float:
     """McNemar's mid-p value for ``b`` and ``c`` discordant pairs (two-sided).
 

@@ -35,7 +35,8 @@ def eval_command(
     split: Annotated[list[str] | None, typer.Option(
         "--split", metavar="SPLIT",
         help="Evaluate only rows of this split: train, dev, test or unsplit "
-             "(repeatable). Default: all rows.")] = None,
+             "(repeatable). Default: train, dev and unsplit; the test split is held out "
+             "(evaluate it with --split test, or judges certify).")] = None,
     samples: Annotated[int, typer.Option(
         min=1, help="Calls per row; the verdict is the majority vote, rows whose samples "
                     "disagree are flagged unstable, a tie is an error.")] = 1,
@@ -55,11 +56,22 @@ def eval_command(
         help="A previous JSON report: show per-split deltas and rows whose outcome changed.")
     ] = None,
     min_agreement: Annotated[float | None, typer.Option(
-        min=0.0, max=1.0, help="Exit 1 when a judge's agreement is below this (0-1).")] = None,
+        min=0.0, max=1.0, help="Exit 1 when the lower bound of a judge's agreement (Wilson "
+                               "95%) is below this (0-1).")] = None,
+    min_tpr: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Exit 1 when the lower bound of a judge's TPR (Wilson 95%) is "
+                               "below this (0-1).")] = None,
+    min_tnr: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Exit 1 when the lower bound of a judge's TNR (Wilson 95%) is "
+                               "below this (0-1).")] = None,
     min_kappa: Annotated[float | None, typer.Option(
         min=-1.0, max=1.0, help="Exit 1 when a judge's Cohen's kappa is below this.")] = None,
+    max_error_rate: Annotated[float, typer.Option(
+        min=0.0, max=1.0, help="Exit 1 when more than this share of a judge's rows are "
+                               "errors; a judge with no judged row always fails.")] = 0.1,
     threshold_split: Annotated[str, typer.Option(
-        help="The split --min-agreement and --min-kappa apply to.")] = "all",
+        help="The split --min-agreement, --min-tpr, --min-tnr and --min-kappa apply to "
+             "(test: the test split is evaluated too).")] = "all",
     max_retries: Annotated[int, typer.Option(
         min=0, help="Retries per request on 408, 409, 429, 5xx, timeouts and connection errors "
                     "(the SDK's max_retries).")] = 2,
@@ -79,13 +91,15 @@ def eval_command(
 ) -> None:
     """Run judges over their labelled calibration rows and report agreement by split.
 
-    Exit codes: 0 all good; 1 rows rejected, a threshold missed, no calibration
-    data or recipe errors; 2 usage error, or an API key missing or rejected;
-    3 rows failed at the model provider after retries (the report is still shown).
+    Exit codes: 0 all good; 1 rows rejected, a gate missed (too many errors, no
+    judged row, a --min-* bar), no calibration data or errors in the judges
+    evaluated; 2 usage error, or an API key missing or rejected; 3 rows failed at
+    the model provider after retries (the report is still shown).
     """
     from introspection_cli.cli.batch_progress import BatchProgress
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.reporting.formats import check_report_format
+    from introspection_cli.reporting.gates import GateSettings
     from introspection_cli.workflows.judges_eval import (
         ReportSettings,
         batch_options,
@@ -97,10 +111,11 @@ def eval_command(
         concurrency=concurrency, provider=provider, model=model, use_cache=not no_cache,
         max_retries=max_retries, timeout=timeout,
         batch=batch_options(batch, poll_interval=poll_interval, max_wait=max_wait))
-    settings = ReportSettings(
-        fmt=check_report_format(fmt), output=output, baseline=baseline,
-        min_agreement=min_agreement, min_kappa=min_kappa, threshold_split=threshold_split,
-        color=stream_wants_color(sys.stdout))
+    gates = GateSettings(min_agreement=min_agreement, min_tpr=min_tpr, min_tnr=min_tnr,
+                         min_kappa=min_kappa, max_error_rate=max_error_rate,
+                         split=threshold_split)
+    settings = ReportSettings(fmt=check_report_format(fmt), output=output, baseline=baseline,
+                              gates=gates, color=stream_wants_color(sys.stdout))
     batches = BatchProgress(sys.stderr, redraw=sys.stderr.isatty()) if batch else None
     progress = _StderrProgress() if sys.stderr.isatty() and not batch else None
     try:

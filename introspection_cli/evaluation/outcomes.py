@@ -46,6 +46,11 @@ class JudgeRun:
     model: str
     rows: tuple[RowOutcome, ...]
     rejected: tuple[RejectedRow, ...] = ()
+    #: The judge version that ran (:mod:`~introspection_cli.evaluation.fingerprint`).
+    fingerprint: str | None = None
+    #: Labelled ``test`` rows left out because the test split is held out; None when
+    #: the run evaluated the test split.
+    held_out: int | None = None
 
 
 @dataclass(slots=True)

@@ -61,6 +61,8 @@ class JudgePlan:
     model: str
     rows: tuple[PlannedRow, ...]
     rejected: tuple[RejectedRow, ...] = field(default_factory=tuple)
+    #: Labelled ``test`` rows not evaluated (held out); None when ``test`` is selected.
+    held_out: int | None = None
 
     def request_for(self, row: PlannedRow) -> ModelRequest:
         """The exact request for a row that calls the model."""
@@ -79,18 +81,52 @@ class JudgePlan:
                 "parameters); it has no effect on this run")
 
 
-def load_valid_recipe(path: Path) -> Recipe:
-    """Load the recipe; any error diagnostic stops eval with exit 1, listing them all."""
+def load_valid_recipe(path: Path, judges: Sequence[str] = ()) -> tuple[Recipe, list[str]]:
+    """Load the recipe for a run of ``judges`` (none: every judge with a calibration file).
+
+    Only errors in those judges' files and calibration files stop the run (exit 1,
+    listing them all): a broken agent or another judge says nothing about these
+    judges' verdicts, so those errors come back as warnings, one line each.
+    """
     from introspection_cli.recipe.checker import load_recipe
 
     recipe, diagnostics = load_recipe(path)
     errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR),
                     key=Diagnostic.sort_key)
-    if errors:
-        listing = "\n".join(d.format_line(hint=False) for d in errors)
-        raise DataError(f"the recipe {path} has {len(errors)} error(s); fix them "
-                        f"(`introspection check {path}`) before evaluating:\n{listing}")
-    return recipe
+    selected = _selected_files(path, judges)
+    blocking = [d for d in errors if _resolved(d.path) in selected]
+    if blocking:
+        listing = "\n".join(d.format_line(hint=False) for d in blocking)
+        raise DataError(f"the recipe {path} has {len(blocking)} error(s) in the judges to "
+                        f"evaluate; fix them (`introspection check {path}`) before "
+                        f"evaluating:\n{listing}")
+    warnings = [f"{d.format_line(hint=False)} (not in a judge being evaluated)"
+                for d in errors]
+    return recipe, warnings
+
+
+def _selected_files(root: Path, judges: Sequence[str]) -> set[Path]:
+    """The judge and calibration files of the judges a run selects, resolved."""
+    from introspection_cli.recipe.checker import CALIBRATION_SUFFIX
+
+    judges_dir = root / "judges"
+    names = list(judges)
+    if not names:
+        try:
+            names = [entry.name.removesuffix(CALIBRATION_SUFFIX)
+                     for entry in judges_dir.iterdir()
+                     if entry.name.endswith(CALIBRATION_SUFFIX)]
+        except OSError:  # reported by the recipe check
+            names = []
+    return {_resolved(str(judges_dir / f"{name}{suffix}")) for name in names
+            for suffix in (".yaml", ".yml", CALIBRATION_SUFFIX)}
+
+
+def _resolved(path: str) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compare it as written
+        return Path(path)
 
 
 def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
@@ -108,6 +144,7 @@ def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
     chosen_model = model or judge.llm.model
     rows: list[PlannedRow] = []
     rejected: list[RejectedRow] = []
+    held_out = 0
     for result in verify_calibration_file(judge.calibration_path):
         rejections = [r for r in result.rejections if r.code != BLANK_LINE]
         if rejections or result.row is None:
@@ -116,10 +153,12 @@ def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
             continue
         row = result.row
         if splits and (row.split or "unsplit") not in splits:
+            held_out += row.split == "test"
             continue
         rows.append(_plan_row(judge, row.line, row.conversation_id, row.split,
                               cast(Verdict, row.expected), row.judge_input, regex_timeout))
-    return JudgePlan(judge, chosen_provider, chosen_model, tuple(rows), tuple(rejected))
+    return JudgePlan(judge, chosen_provider, chosen_model, tuple(rows), tuple(rejected),
+                     held_out=None if not splits or "test" in splits else held_out)
 
 
 def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,

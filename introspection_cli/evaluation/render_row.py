@@ -28,7 +28,7 @@ def prompt_for_line(recipe_path: Path, judge_name: str, line: int) -> RowPrompt:
     from introspection_cli.evaluation.plan import load_valid_recipe
     from introspection_cli.fixture import verify_calibration_file
 
-    recipe = load_valid_recipe(recipe_path)
+    recipe, _ = load_valid_recipe(recipe_path, [judge_name])
     judge = recipe.judges.get(judge_name)
     if judge is None:
         raise UsageError(f"no judge named {judge_name} in {recipe_path} "

@@ -30,6 +30,7 @@ from introspection_cli.evaluation.batch import (
     send_in_batches,
 )
 from introspection_cli.evaluation.cache import VerdictCache, cache_key, default_cache_dir
+from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
 from introspection_cli.evaluation.plan import (
@@ -343,7 +344,10 @@ class _Execution:
                 samples_by_row.setdefault(id(slot.row), []).append(slot.result)
         rows = tuple(self._row_outcome(row, samples_by_row.get(id(row), []))
                      for row in plan.rows)
-        return JudgeRun(plan.judge.name, plan.provider, plan.model, rows, plan.rejected)
+        return JudgeRun(plan.judge.name, plan.provider, plan.model, rows, plan.rejected,
+                        fingerprint=judge_fingerprint(plan.judge, provider=plan.provider,
+                                                      model=plan.model),
+                        held_out=plan.held_out)
 
     def _row_outcome(self, row: PlannedRow, samples: Sequence[SampleResult]) -> RowOutcome:
         def outcome(**fields: Any) -> RowOutcome:

@@ -1,13 +1,16 @@
-"""``--baseline FILE``: compare a report with a previous one (SPEC §3.2, issue 4 item 9).
+"""``--baseline FILE``: compare a report with a previous one.
 
 The comparison answers the question a user iterating a rubric has: did my
 edit make the judge agree with the labels more, or is the difference noise?
-It shows per-split deltas, the rows whose outcome changed, and McNemar's
-exact test over the rows scored in both runs.
+It shows per-split deltas, the rows whose outcome changed, the rows whose
+split changed, and, over the rows scored in both runs, McNemar's mid-p test
+with a 95% interval for the change in agreement (Newcombe 1998, method 10):
+on all paired rows, and apart on the rows labelled ``pass`` (the change in
+TPR) and ``fail`` (the change in TNR).
 
 Errors: a baseline path that does not exist or cannot be read is a usage
 error (exit 2, like any missing path on the command line); a file that is
-not a version-1 eval report is a data error (exit 1).
+not a version-1 or version-2 eval report is a data error (exit 1).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from introspection_cli import strictjson
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.evaluation.outcomes import SPLITS
 from introspection_cli.reporting.metrics import agrees
-from introspection_cli.reporting.model import REPORT_VERSION, load_report_schema
-from introspection_cli.statistics import mcnemar_exact
+from introspection_cli.reporting.model import READABLE_VERSIONS, held_out, load_report_schema
+from introspection_cli.statistics import Interval, mcnemar_mid_p, paired_difference
 
 #: The statistics whose change is shown, in display order.
 COMPARED_STATISTICS: tuple[str, ...] = ("agreement", "kappa", "tpr", "tnr")
@@ -52,6 +55,9 @@ class SplitDelta:
     n_before: int
     n_after: int
     statistics: tuple[StatDelta, ...]
+    #: Where the split was held out (not evaluated): "in the baseline", "in this run",
+    #: "in both runs", or None when it was evaluated in both.
+    held_out: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +77,32 @@ class ChangedRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SplitChange:
+    """A conversation in both reports whose split differs."""
+
+    line: int
+    conversation_id: str
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class McNemar:
-    """McNemar's exact test over the rows scored in both runs with the same label.
+    """McNemar's mid-p test over paired rows: those scored in both runs with the same label.
 
     ``improved`` rows disagreed with the label in the baseline and agree now;
     ``regressed`` the reverse. Rows right (or wrong) in both runs carry no
-    information about the change and only count in ``paired``.
+    information about the change but count in ``paired`` and in ``difference``,
+    the change in agreement (this run − baseline) with its 95% interval (None
+    without pairs). ``scope`` is ``all``, ``pass`` (ΔTPR) or ``fail`` (ΔTNR).
     """
 
+    scope: str
     paired: int
     improved: int
     regressed: int
     p_value: float
+    difference: Interval | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +112,16 @@ class JudgeComparison:
     model_after: str
     splits: tuple[SplitDelta, ...]
     changed: tuple[ChangedRow, ...]
-    mcnemar: McNemar
+    #: Over all paired rows, then those labelled pass (ΔTPR) and fail (ΔTNR).
+    tests: tuple[McNemar, ...]
+    split_changes: tuple[SplitChange, ...]
     only_in_baseline: int  # conversations the baseline scored and this run does not have
     only_in_current: int
+
+    @property
+    def mcnemar(self) -> McNemar:
+        """The test over all paired rows."""
+        return self.tests[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +137,8 @@ def load_baseline(path: Path) -> dict[str, Any]:
     """Read and validate a previous JSON report for ``--baseline``.
 
     Raises :class:`UsageError` when the file is missing or unreadable and
-    :class:`DataError` when it is not a valid version-1 eval report.
+    :class:`DataError` when it is not a valid eval report of a version this
+    introspection reads (1 or 2).
     """
     try:
         data = Path(path).read_bytes()
@@ -135,13 +163,14 @@ def _check_report_shape(path: Path, report: Any) -> None:
         raise DataError(f"baseline {path} is not an eval report (no report_version); "
                         f"{_REMAKE_HINT}")
     version = report["report_version"]
-    if version != REPORT_VERSION or isinstance(version, bool):
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         raise DataError(f"baseline {path} has report_version {json.dumps(version)}; this "
-                        f"introspection reads version {REPORT_VERSION}; {_REMAKE_HINT}")
+                        f"introspection reads versions {readable}; {_REMAKE_HINT}")
     import jsonschema  # lazily: only --baseline needs it
 
     error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(load_report_schema()).iter_errors(report))
+        jsonschema.Draft202012Validator(load_report_schema(version)).iter_errors(report))
     if error is not None:
         where = error.json_path
         raise DataError(f"baseline {path} is not a valid eval report: at {where}: "
@@ -173,6 +202,10 @@ def _compare_judge(before: Mapping[str, Any], after: Mapping[str, Any]) -> Judge
         if (rows_before[cid]["outcome"], rows_before[cid]["expected"])
         != (rows_after[cid]["outcome"], rows_after[cid]["expected"])
     ]
+    moved = [SplitChange(rows_after[cid]["line"], cid, rows_before[cid]["split"],
+                         rows_after[cid]["split"])
+             for cid in common if rows_before[cid]["split"] != rows_after[cid]["split"]]
+    pairs = [(rows_before[cid], rows_after[cid]) for cid in common]
     return JudgeComparison(
         name=after["name"],
         model_before=f"{before['provider']}/{before['model']}",
@@ -180,7 +213,8 @@ def _compare_judge(before: Mapping[str, Any], after: Mapping[str, Any]) -> Judge
         splits=tuple(_split_delta(split, before["splits"][split], after["splits"][split])
                      for split in SPLITS),
         changed=tuple(sorted(changed, key=lambda row: row.line)),
-        mcnemar=_mcnemar([(rows_before[cid], rows_after[cid]) for cid in common]),
+        tests=tuple(_mcnemar(scope, pairs) for scope in ("all", "pass", "fail")),
+        split_changes=tuple(sorted(moved, key=lambda row: row.line)),
         only_in_baseline=sum(cid not in rows_after for cid in rows_before),
         only_in_current=len(rows_after) - len(common),
     )
@@ -189,9 +223,18 @@ def _compare_judge(before: Mapping[str, Any], after: Mapping[str, Any]) -> Judge
 def _split_delta(split: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> SplitDelta:
     return SplitDelta(
         split=split, n_before=before["n"], n_after=after["n"],
-        statistics=tuple(StatDelta(name, _point(before[name]), _point(after[name]))
+        statistics=tuple(StatDelta(name, _point(before.get(name)), _point(after.get(name)))
                          for name in COMPARED_STATISTICS),
+        held_out=_held_out_where(held_out(before), held_out(after)),
     )
+
+
+def _held_out_where(before: bool, after: bool) -> str | None:
+    if before and after:
+        return "in both runs"
+    if before or after:
+        return "in the baseline" if before else "in this run"
+    return None
 
 
 def _point(statistic: Any) -> float | None:
@@ -201,18 +244,22 @@ def _point(statistic: Any) -> float | None:
     return None if statistic is None else float(statistic)
 
 
-def _mcnemar(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> McNemar:
+def _mcnemar(scope: str, pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> McNemar:
     # Only rows that are the same question both times pair up: an error in
     # either run has no verdict to compare, and a relabelled row is scored
     # against a different answer.
     scored = [(before, after) for before, after in pairs
               if "error" not in (before["outcome"], after["outcome"])
-              and before["expected"] == after["expected"]]
-    improved = regressed = 0
+              and before["expected"] == after["expected"]
+              and scope in ("all", after["expected"])]
+    both = improved = regressed = 0
     for before, after in scored:
         was_right = agrees(before["expected"], before["outcome"])
         is_right = agrees(after["expected"], after["outcome"])
+        both += was_right and is_right
         improved += is_right and not was_right
         regressed += was_right and not is_right
-    return McNemar(paired=len(scored), improved=improved, regressed=regressed,
-                   p_value=mcnemar_exact(regressed, improved))
+    neither = len(scored) - both - improved - regressed
+    return McNemar(scope=scope, paired=len(scored), improved=improved, regressed=regressed,
+                   p_value=mcnemar_mid_p(regressed, improved),
+                   difference=paired_difference(both, improved, regressed, neither))

@@ -12,8 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from introspection_cli.reporting.baseline import JudgeComparison, StatDelta
+from introspection_cli.reporting.baseline import McNemar, StatDelta
 from introspection_cli.reporting.metrics import agrees
+from introspection_cli.reporting.model import HELD_OUT_HINT, held_out
 
 #: Shown in place of a null statistic.
 NULL = "—"
@@ -59,8 +60,27 @@ def format_delta(delta: StatDelta) -> str:
     return f"{before} → {after}{change}"
 
 
+def provenance_line(report: Mapping[str, Any]) -> str:
+    """``introspection 0.1.0, 2026-11-20T10:04:11Z, git 1a2b3c4d (uncommitted changes)``."""
+    parts = [f"introspection {report.get('tool_version', '?')}", str(report.get("created_at", "?"))]
+    git = report.get("git")
+    if git:
+        dirty = " (uncommitted changes)" if git["dirty"] else ""
+        parts.append(f"git {git['commit'][:12]}{dirty}")
+    else:
+        parts.append("not in a git work tree")
+    return ", ".join(parts)
+
+
+def held_out_note(stats: Mapping[str, Any]) -> str | None:
+    """``40 rows held out: --split test or judges certify`` for a held-out split, else None."""
+    if not held_out(stats):
+        return None
+    return f"{stats['n']} rows held out: {HELD_OUT_HINT}"
+
+
 def stats_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
-    """One table row of :data:`STATS_COLUMNS` for one split."""
+    """One table row of :data:`STATS_COLUMNS` for one split (not a held-out one)."""
     return [split, *(str(stats[key]) for key in ("n", "judged", "gated", "errors", "unstable")),
             format_interval(stats["agreement"]), format_kappa(stats["kappa"]),
             format_interval(stats["tpr"]), format_interval(stats["tnr"])]
@@ -74,11 +94,42 @@ def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 
-def mcnemar_sentence(judge: JudgeComparison) -> str:
-    """McNemar's result in words: counts of improved/regressed rows and the p-value."""
-    test = judge.mcnemar
+#: How each paired test is introduced.
+_SCOPES = {"all": "all paired rows", "pass": "rows labelled pass (TPR)",
+           "fail": "rows labelled fail (TNR)"}
+
+
+def mcnemar_sentence(test: McNemar) -> str:
+    """A paired test in words: rows that flipped each way, the mid-p value and what it means,
+    and the change in agreement with its 95% interval."""
+    if not test.paired:
+        return f"{_SCOPES[test.scope]}: none paired, nothing to compare"
     # The reading users need, not just the number: 0.05 is the conventional line.
     verdict = ("unlikely to be chance" if test.p_value < SIGNIFICANCE
                else "could be chance")
-    return (f"McNemar exact test over {test.paired} paired rows: {test.improved} now agree, "
-            f"{test.regressed} no longer agree, p = {test.p_value:.3g} ({verdict})")
+    sentence = (f"{_SCOPES[test.scope]}: {test.paired} paired, {test.improved} now agree, "
+                f"{test.regressed} no longer agree; McNemar mid-p = {test.p_value:.3g} "
+                f"({verdict})")
+    if test.difference is not None:
+        change = test.difference
+        sentence += (f"; change {change.value:+.3f} (95% interval {change.low:+.3f} to "
+                     f"{change.high:+.3f})")
+    return sentence
+
+
+def gate_sentence(gate: Mapping[str, Any]) -> str:
+    """``tpr lower bound on split all ≥ 0.8: 0.831, met``: one gate of the report's ``gates``."""
+    result = "met" if gate["met"] else "MISSED"
+    value = NULL if gate["value"] is None else f"{gate['value']:.3f}"
+    if gate["statistic"] == "judged":
+        return f"judged rows on split {gate['split']} ≥ 1: {gate['value']}, {result}"
+    if gate["statistic"] == "error_rate":
+        return f"error rate on split {gate['split']} ≤ {gate['bar']:g}: {value}, {result}"
+    subject = (f"{gate['statistic']} lower bound" if gate["bound"] == "low"
+               else gate["statistic"])
+    return f"{subject} on split {gate['split']} ≥ {gate['bar']:g}: {value}, {result}"
+
+
+def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]]:
+    """The report's gates of one judge, in order."""
+    return [gate for gate in report.get("gates", ()) if gate["judge"] == judge]

@@ -38,6 +38,9 @@ class SplitStats:
     tnr: Interval | None
     #: expected label -> outcome -> count; every verdict and every outcome present.
     confusion: Mapping[str, Mapping[str, int]]
+    #: verdict -> share of the rows given that verdict (gated as not_applicable) whose
+    #: label is that verdict; None when no row got it.
+    precision: Mapping[str, Interval | None]
 
     def as_json(self) -> dict[str, Any]:
         """The SPEC §3.2 ``STATS`` object."""
@@ -52,6 +55,8 @@ class SplitStats:
             "tpr": _interval_json(self.tpr),
             "tnr": _interval_json(self.tnr),
             "confusion": {label: dict(counts) for label, counts in self.confusion.items()},
+            "precision": {verdict: _interval_json(interval)
+                          for verdict, interval in self.precision.items()},
         }
 
 
@@ -119,6 +124,13 @@ def _rate(rows: Sequence[RowOutcome], label: str) -> Interval | None:
     return wilson_interval(sum(row.outcome == label for row in labelled), len(labelled))
 
 
+def _precision(rows: Sequence[RowOutcome], verdict: str) -> Interval | None:
+    """Share of rows whose outcome is ``verdict`` (gated counts as not_applicable) that are
+    labelled ``verdict``: how far a verdict of this judge can be taken at its word."""
+    given = [row for row in rows if _as_verdict(row.outcome) == verdict]
+    return wilson_interval(sum(row.expected == verdict for row in given), len(given))
+
+
 def split_stats(rows: Sequence[RowOutcome]) -> SplitStats:
     """Every statistic of SPEC §3.2 over ``rows`` (one split of one judge).
 
@@ -137,6 +149,7 @@ def split_stats(rows: Sequence[RowOutcome]) -> SplitStats:
         tpr=_rate(scored, "pass"),
         tnr=_rate(scored, "fail"),
         confusion=confusion_matrix(rows),
+        precision={verdict: _precision(scored, verdict) for verdict in VERDICTS},
     )
 
 

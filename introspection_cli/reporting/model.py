@@ -10,23 +10,53 @@ Nothing here imports a comparison or a renderer.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from introspection_cli.evaluation.outcomes import SPLITS, EvalRun, JudgeRun, RowOutcome
 from introspection_cli.fsutil import atomic_write_text
+from introspection_cli.provenance import GitState, tool_version, utc_now
 from introspection_cli.reporting.metrics import stats_by_split
 
-REPORT_VERSION = 1
-REPORT_SCHEMA_NAME = "eval-report"  # schemas/eval-report.schema.json
+REPORT_VERSION = 2
+#: Versions ``--baseline`` reads, each with its published schema.
+READABLE_VERSIONS: dict[int, str] = {1: "eval-report-v1", 2: "eval-report"}
+REPORT_SCHEMA_NAME = READABLE_VERSIONS[REPORT_VERSION]  # schemas/eval-report.schema.json
+#: The text shown for a held-out test split.
+HELD_OUT_HINT = "--split test or judges certify"
 
 
-def build_report(run: EvalRun) -> dict[str, Any]:
-    """The SPEC §3.2 report of ``run``: plain JSON-ready dicts, lists, strings and numbers."""
+@dataclass(frozen=True)
+class Provenance:
+    """Where the report comes from: tool version, creation time, the recipe's git commit."""
+
+    tool_version: str = field(default_factory=tool_version)
+    created_at: str = field(default_factory=utc_now)
+    git: GitState | None = None
+
+
+def held_out(stats: Mapping[str, Any]) -> bool:
+    """Whether a report split is the held-out marker ``{"held_out": true, "n": N}``."""
+    return bool(stats.get("held_out"))
+
+
+def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str, Any]:
+    """The JSON report of ``run``: plain JSON-ready dicts, lists, strings and numbers.
+
+    ``gates`` is empty here: the caller fills it from the report's own statistics
+    (:func:`~introspection_cli.reporting.gates.evaluate_gates`).
+    """
+    origin = provenance or Provenance()
     return {
         "report_version": REPORT_VERSION,
+        "tool_version": origin.tool_version,
+        "created_at": origin.created_at,
+        "git": origin.git.as_json() if origin.git is not None else None,
         "recipe": run.recipe,
         "judges": [_judge_json(judge) for judge in run.judges],
+        "gates": [],
         "usage": {
             "requests": run.usage.requests,
             "cached": run.usage.cached,
@@ -38,15 +68,19 @@ def build_report(run: EvalRun) -> dict[str, Any]:
 
 def _judge_json(judge: JudgeRun) -> dict[str, Any]:
     stats = stats_by_split(judge.rows)
+    splits: dict[str, Any] = {split: stats[split].as_json() for split in SPLITS}
+    if judge.held_out is not None:
+        splits["test"] = {"held_out": True, "n": judge.held_out}
     return {
         "name": judge.name,
         "provider": judge.provider,
         "model": judge.model,
+        "fingerprint": judge.fingerprint,
         "rejected": [
             {"line": rejected.line, "code": rejected.code, "message": rejected.message}
             for rejected in judge.rejected
         ],
-        "splits": {split: stats[split].as_json() for split in SPLITS},
+        "splits": splits,
         "rows": [_row_json(row) for row in judge.rows],
     }
 
@@ -79,11 +113,9 @@ def write_report(path: Path, report: dict[str, Any]) -> None:
     atomic_write_text(path.resolve() if path.is_symlink() else path, report_json(report))
 
 
-def load_report_schema() -> dict[str, Any]:
-    """The published JSON Schema of the report (``schemas/eval-report.schema.json``).
-
-    Shared and cached: do not mutate it.
-    """
+def load_report_schema(version: int = REPORT_VERSION) -> dict[str, Any]:
+    """The published JSON Schema of report ``version`` (``schemas/eval-report.schema.json``
+    for the current one). Shared and cached: do not mutate it."""
     from introspection_cli.resources import load_schema
 
-    return load_schema(REPORT_SCHEMA_NAME)
+    return load_schema(READABLE_VERSIONS[version])

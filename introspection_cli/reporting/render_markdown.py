@@ -21,7 +21,11 @@ from introspection_cli.reporting.formatting import (
     clean,
     disagreements,
     format_delta,
+    gate_sentence,
+    held_out_note,
+    judge_gates,
     mcnemar_sentence,
+    provenance_line,
     stats_cells,
 )
 
@@ -54,11 +58,12 @@ def _folded(title: str, table: list[str], count: int) -> list[str]:
 
 def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None = None) -> str:
     """The report (and the comparison with a baseline, if given) as GitHub-flavoured Markdown."""
-    lines = [f"## Judge calibration: {code(report['recipe'])}"]
+    lines = [f"## Judge calibration: {code(report['recipe'])}", "",
+             cell(provenance_line(report)) + "."]
     if not report["judges"]:
         lines += ["", "No judge was evaluated."]
     for judge in report["judges"]:
-        lines += ["", *_judge_markdown(judge)]
+        lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]))]
     usage = report["usage"]
     lines += ["", f"Usage: {usage['requests']} requests, {usage['cached']} cache hits, "
                   f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens."]
@@ -67,10 +72,23 @@ def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None 
     return "\n".join(lines) + "\n"
 
 
-def _judge_markdown(judge: Mapping[str, Any]) -> list[str]:
+def _split_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
+    note = held_out_note(stats)
+    if note is None:
+        return stats_cells(split, stats)
+    return [split, cell(note), *([""] * (len(STATS_COLUMNS) - 2))]
+
+
+def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [f"### {code(judge['name'])} ({code(judge['provider'] + '/' + judge['model'])})", ""]
-    lines += _table(STATS_COLUMNS, [stats_cells(split, judge["splits"][split])
+    if judge.get("fingerprint"):
+        lines += [f"Fingerprint {code(judge['fingerprint'])}", ""]
+    lines += _table(STATS_COLUMNS, [_split_cells(split, judge["splits"][split])
                                     for split in SPLITS])
+    if gates:
+        lines += ["", "**Gates**", ""]
+        lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"
+                  for gate in gates]
     confusion = judge["splits"]["all"]["confusion"]
     lines += ["", "Confusion on split `all` (rows: expected, columns: outcome)", ""]
     lines += _table(("expected", *OUTCOMES),
@@ -120,9 +138,12 @@ def _judge_comparison_markdown(judge: JudgeComparison) -> list[str]:
     if judge.model_before != judge.model_after:
         title += f" (model {code(judge.model_before)} → {code(judge.model_after)})"
     header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
-    rows = [[split.split, f"{split.n_before} → {split.n_after}",
+    rows = [[split.split, f"held out {split.held_out}", *([""] * (len(header) - 2))]
+            if split.held_out else
+            [split.split, f"{split.n_before} → {split.n_after}",
              *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
-    lines = [title, "", *_table(header, rows), "", mcnemar_sentence(judge) + "."]
+    lines = [title, "", *_table(header, rows), ""]
+    lines += [f"- {cell(mcnemar_sentence(test))}." for test in judge.tests]
     if judge.only_in_baseline or judge.only_in_current:
         lines += ["", f"Rows only in the baseline: {judge.only_in_baseline}; "
                       f"only in this run: {judge.only_in_current}."]
@@ -132,4 +153,9 @@ def _judge_comparison_markdown(judge: JudgeComparison) -> list[str]:
                          f"{r.expected_before} → {r.expected}" if r.relabelled else r.expected,
                          r.before, r.after] for r in judge.changed])
         lines += ["", *_folded("Changed rows", table, len(judge.changed))]
+    if judge.split_changes:
+        table = _table(("line", "conversation", "baseline split", "split now"),
+                       [[str(r.line), cell(r.conversation_id), r.before or "unsplit",
+                         r.after or "unsplit"] for r in judge.split_changes])
+        lines += ["", *_folded("Rows whose split changed", table, len(judge.split_changes))]
     return lines

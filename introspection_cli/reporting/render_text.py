@@ -20,7 +20,11 @@ from introspection_cli.reporting.formatting import (
     clean,
     disagreements,
     format_delta,
+    gate_sentence,
+    held_out_note,
+    judge_gates,
     mcnemar_sentence,
+    provenance_line,
     stats_cells,
 )
 
@@ -38,11 +42,17 @@ class _Painter:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    """Left-aligned first column, right-aligned numbers, two spaces between columns."""
-    widths = [max(len(cells[i]) for cells in (header, *rows)) for i in range(len(header))]
+    """Left-aligned first column, right-aligned numbers, two spaces between columns.
+
+    A row of two cells is a note: its first cell aligned, the second written as it is.
+    """
+    full = [cells for cells in (header, *rows) if len(cells) == len(header)]
+    widths = [max(len(cells[i]) for cells in full) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
         first = cells[0].ljust(widths[0])
+        if len(cells) != len(header):
+            return (indent + "  ".join((first, *cells[1:]))).rstrip()
         rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
         return (indent + "  ".join((first, *rest))).rstrip()
 
@@ -53,22 +63,35 @@ def render_text(report: Mapping[str, Any], *, color: bool) -> str:
     """The human-readable report: per judge, the split table, confusion, rejected rows,
     disagreements and errors; then usage."""
     paint = _Painter(color)
-    lines = [paint(f"recipe {clean(report['recipe'])}", "bold")]
+    lines = [paint(f"recipe {clean(report['recipe'])}", "bold"), provenance_line(report)]
     if not report["judges"]:
         lines.append("no judge was evaluated")
     for judge in report["judges"]:
         lines.append("")
-        lines.extend(_judge_lines(judge, paint))
+        lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint))
     usage = report["usage"]
     lines += ["", f"usage: {usage['requests']} requests, {usage['cached']} cache hits, "
                   f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens"]
     return "\n".join(lines) + "\n"
 
 
-def _judge_lines(judge: Mapping[str, Any], paint: _Painter) -> list[str]:
+def _split_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
+    note = held_out_note(stats)
+    return [split, note] if note is not None else stats_cells(split, stats)
+
+
+def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
+                 paint: _Painter) -> list[str]:
     model = clean(f"{judge['provider']}/{judge['model']}")
     lines = [paint(f"judge {judge['name']}", "bold") + f" ({model})"]
-    lines += _table(STATS_COLUMNS, [stats_cells(split, judge["splits"][split]) for split in SPLITS])
+    if judge.get("fingerprint"):
+        lines.append(f"  fingerprint {judge['fingerprint']}")
+    lines += _table(STATS_COLUMNS, [_split_cells(split, judge["splits"][split])
+                                    for split in SPLITS])
+    if gates:
+        lines += ["", "  gates"]
+        lines += [paint(f"    {gate_sentence(gate)}", "green" if gate["met"] else "red")
+                  for gate in gates]
     lines += ["", "  confusion on split all (rows: expected, columns: outcome)"]
     confusion = judge["splits"]["all"]["confusion"]
     lines += _table(("expected", *OUTCOMES),
@@ -124,10 +147,11 @@ def _comparison_judge_lines(judge: JudgeComparison, paint: _Painter) -> list[str
     if judge.model_before != judge.model_after:
         title += f" (model {judge.model_before} → {judge.model_after})"
     header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
-    rows = [[split.split, f"{split.n_before} → {split.n_after}",
+    rows = [[split.split, f"held out {split.held_out}"] if split.held_out else
+            [split.split, f"{split.n_before} → {split.n_after}",
              *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
     lines = [title, *_table(header, rows)]
-    lines.append("  " + mcnemar_sentence(judge))
+    lines += ["  " + mcnemar_sentence(test) for test in judge.tests]
     if judge.only_in_baseline or judge.only_in_current:
         lines.append(f"  rows only in the baseline: {judge.only_in_baseline}; "
                      f"only in this run: {judge.only_in_current}")
@@ -138,4 +162,9 @@ def _comparison_judge_lines(judge: JudgeComparison, paint: _Painter) -> list[str
                  else f"expected {row.expected}")
         lines.append(f"    line {row.line} {clean(row.conversation_id)}: {label}, "
                      f"{row.before} → {row.after}")
+    if judge.split_changes:
+        lines.append(paint(f"  rows whose split changed ({len(judge.split_changes)})", "yellow"))
+    for moved in judge.split_changes:
+        lines.append(f"    line {moved.line} {clean(moved.conversation_id)}: "
+                     f"{moved.before or 'unsplit'} → {moved.after or 'unsplit'}")
     return lines

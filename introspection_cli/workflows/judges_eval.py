@@ -2,31 +2,47 @@
 
 The CLI turns options into :class:`EvalOptions` / :class:`ReportSettings` and
 calls these; they return what to print and the exit code, so the same flow is
-testable without Typer. Exit codes (SPEC §3): 3 when rows failed at the
-provider after retries (the report is still printed and written), else 1 when
-rows were rejected or a threshold was missed, else 0. A rejected or missing API
-key raises :class:`~introspection_cli.errors.ConfigError` (exit 2) before or
-instead of the report.
+testable without Typer. Exit codes: 3 when rows failed at the provider after
+retries (the report is still printed and written), else 1 when rows were
+rejected or a gate was missed, else 0. A rejected or missing API key raises
+:class:`~introspection_cli.errors.ConfigError` (exit 2) before or instead of
+the report.
+
+The ``test`` split is held out: it is evaluated only when asked for
+(``--split test``, or gated on with ``--threshold-split test``), and every
+evaluated row is recorded in the evaluation ledger, which warns once a
+judge's test rows have been seen under two or more fingerprints.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.evaluation.batch import BatchEvents, BatchOptions
-from introspection_cli.evaluation.outcomes import SPLITS
+from introspection_cli.evaluation.cache import default_cache_dir
+from introspection_cli.evaluation.ledger import open_ledger, record_run
+from introspection_cli.evaluation.outcomes import EvalRun
 from introspection_cli.evaluation.plan import load_valid_recipe
-from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, run_eval
+from introspection_cli.evaluation.runner import (
+    EvalOptions,
+    EvalResult,
+    ProgressCallback,
+    run_eval,
+)
 from introspection_cli.fsutil import check_output_target
+from introspection_cli.provenance import git_state
 from introspection_cli.reporting.baseline import compare_with_baseline, load_baseline
 from introspection_cli.reporting.formats import render_report
-from introspection_cli.reporting.gates import threshold_failures
-from introspection_cli.reporting.model import build_report, write_report
+from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
+from introspection_cli.reporting.model import Provenance, build_report, write_report
+
+#: What ``judges eval`` evaluates without ``--split``: everything but the held-out test split.
+DEFAULT_SPLITS = ("train", "dev", "unsplit")
 
 
 @dataclass(frozen=True)
@@ -36,9 +52,7 @@ class ReportSettings:
     fmt: str = "text"
     output: Path | None = None
     baseline: Path | None = None
-    min_agreement: float | None = None
-    min_kappa: float | None = None
-    threshold_split: str = "all"
+    gates: GateSettings = field(default_factory=GateSettings)
     color: bool = False
 
 
@@ -51,16 +65,31 @@ class EvalCommandResult:
     report: dict[str, Any] = field(default_factory=dict)
 
 
+def evaluation_splits(requested: Sequence[str], threshold_split: str) -> tuple[str, ...]:
+    """The splits a run evaluates: ``--split`` values, else all but ``test``; plus the
+    split the gates apply to, so ``--threshold-split test`` evaluates the test split."""
+    splits = tuple(requested) or DEFAULT_SPLITS
+    if threshold_split in ("train", "dev", "test", "unsplit") and threshold_split not in splits:
+        splits += (threshold_split,)
+    return splits
+
+
 def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, *,
                     progress: ProgressCallback | None = None,
                     batch_events: BatchEvents | None = None) -> EvalCommandResult:
     """Run ``judges eval`` on the recipe at ``path``: the report to print and the exit code."""
-    recipe = load_valid_recipe(path)
+    recipe, recipe_warnings = load_valid_recipe(path, options.judges)
     # Check everything that can fail cheaply before any model call costs money.
-    _check_settings(settings)
+    settings.gates.check()
+    if settings.output is not None:
+        check_output_target(settings.output, flag="--output")
     baseline = load_baseline(settings.baseline) if settings.baseline is not None else None
+    options = replace(options, splits=evaluation_splits(options.splits, settings.gates.split))
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
-    report = build_report(result.run)
+    ledger_warnings = record_evaluations(result.run, options)
+    report = build_report(result.run, Provenance(git=git_state(path)))
+    gates = evaluate_gates(report, settings.gates)
+    report["gates"] = [gate.as_json() for gate in gates]
     problems: list[str] = []
     output_failed = False
     if settings.output is not None:
@@ -73,27 +102,17 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
                             "stdout only")
     comparison = compare_with_baseline(report, baseline) if baseline is not None else None
     stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
-    if result.batches_running:
-        problems.append(f"{result.service_failures} row(s) are errors in the report: they "
-                        "wait for a batch still running at the provider, or failed there. "
-                        f"Batch(es) {', '.join(result.batches_running)} keep running; rerun "
-                        "this command to collect their results (nothing is submitted again) "
-                        "and retry the failed rows")
-    elif result.service_failures:
-        problems.append(f"{result.service_failures} row(s) failed at the model provider after "
-                        "retries and are errors in the report; rerun to retry them "
-                        "(verdicts already received are cached)")
-    problems += _rejection_problems(result.run.judges)
-    problems += threshold_failures(report, min_agreement=settings.min_agreement,
-                                   min_kappa=settings.min_kappa, split=settings.threshold_split)
-    problems += [f"warning: {warning}" for warning in result.warnings]
+    problems += _run_problems(result)
+    problems += gate_failures(report, gates)
+    warnings = [*recipe_warnings, *ledger_warnings, *result.warnings]
     if result.cache_write_failures:
-        problems.append(f"warning: {result.cache_write_failures} verdict(s) could not be "
-                        "written to the cache")
+        warnings.append(f"{result.cache_write_failures} verdict(s) could not be written to "
+                        "the cache")
     exit_code = (ExitCode.USAGE if output_failed
                  else ExitCode.SERVICE if result.service_failures
-                 else ExitCode.PROBLEMS if any(not p.startswith("warning:") for p in problems)
+                 else ExitCode.PROBLEMS if problems
                  else ExitCode.OK)
+    problems += [f"warning: {warning}" for warning in warnings]
     return EvalCommandResult(stdout, exit_code, tuple(problems), report)
 
 
@@ -116,18 +135,32 @@ def batch_options(batch: bool, *, poll_interval: float | None,
     return options
 
 
-def _check_settings(settings: ReportSettings) -> None:
-    """Reject thresholds and an --output path that cannot work, before any call."""
-    if settings.threshold_split not in SPLITS:
-        raise UsageError(f"unknown --threshold-split {settings.threshold_split!r}; "
-                         f"use one of: {', '.join(SPLITS)}")
-    # NaN passes every range check and no statistic is ever below it: a gate that never shuts.
-    for flag, value in (("--min-agreement", settings.min_agreement),
-                        ("--min-kappa", settings.min_kappa)):
-        if value is not None and not math.isfinite(value):
-            raise UsageError(f"{flag} {value} is not a number; pass a value like 0.8")
-    if settings.output is not None:
-        check_output_target(settings.output, flag="--output")
+def record_evaluations(run: EvalRun, options: EvalOptions) -> list[str]:
+    """Record the run in the evaluation ledger beside the cache; its warnings, one line each.
+
+    Recorded with ``--no-cache`` too: test exposure is a fact about what was looked
+    at, not about where verdicts came from.
+    """
+    ledger = open_ledger(options.cache_dir or default_cache_dir())
+    try:
+        return record_run(ledger, run)
+    finally:
+        ledger.close()
+
+
+def _run_problems(result: EvalResult) -> list[str]:
+    problems = []
+    if result.batches_running:
+        problems.append(f"{result.service_failures} row(s) are errors in the report: they "
+                        "wait for a batch still running at the provider, or failed there. "
+                        f"Batch(es) {', '.join(result.batches_running)} keep running; rerun "
+                        "this command to collect their results (nothing is submitted again) "
+                        "and retry the failed rows")
+    elif result.service_failures:
+        problems.append(f"{result.service_failures} row(s) failed at the model provider after "
+                        "retries and are errors in the report; rerun to retry them "
+                        "(verdicts already received are cached)")
+    return problems + _rejection_problems(result.run.judges)
 
 
 def _rejection_problems(judges: Sequence[Any]) -> list[str]:

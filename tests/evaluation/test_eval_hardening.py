@@ -141,7 +141,8 @@ def test_a_reply_calling_another_tool_is_an_error(tmp_path: Path, stub: StubMode
                                                   provider: str) -> None:
     root = one_row_recipe(tmp_path / "r", "FAULT:other-tool", provider=provider)
     result = eval_cli([str(root), "--format", "json"], tmp_path / "cache")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # an error row, and so no judged row
+    assert "no row was judged" in result.stderr
     (row,) = json.loads(result.stdout)["judges"][0]["rows"]
     assert row["outcome"] == "error"
     assert "called the tool 'other_tool' instead of submit_verdict" in row["error"]
@@ -149,6 +150,8 @@ def test_a_reply_calling_another_tool_is_an_error(tmp_path: Path, stub: StubMode
 
 # NaN passes Typer's range checks (every comparison with it is false); inf passes --timeout's.
 @pytest.mark.parametrize(("flag", "value"), [("--min-agreement", "nan"), ("--min-kappa", "nan"),
+                                             ("--min-tpr", "nan"), ("--min-tnr", "nan"),
+                                             ("--max-error-rate", "nan"),
                                              ("--timeout", "nan"), ("--timeout", "inf")])
 def test_non_finite_numbers_are_usage_errors(tmp_path: Path, stub: StubModelServer,
                                              flag: str, value: str) -> None:

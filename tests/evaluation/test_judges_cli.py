@@ -33,7 +33,7 @@ def assert_no_secret(*texts: str) -> None:
 
 
 def billing_recipe(root: Path, texts: list[tuple[str, str]]) -> Path:
-    rows = [fixture_row(f"conv_{i}", text, expected=expected, split="dev" if i % 2 else "test")
+    rows = [fixture_row(f"conv_{i}", text, expected=expected, split="dev" if i % 2 else "train")
             for i, (text, expected) in enumerate(texts)]
     return write_recipe(root, {"billing": (GATED_JUDGE, rows)})
 
@@ -69,13 +69,26 @@ def test_provider_failure_exits_3_and_still_reports(tmp_path: Path, stub: StubMo
     assert_no_secret(result.stdout, result.stderr)
 
 
-def test_bad_replies_are_errors_not_failures_of_the_run(tmp_path: Path,
-                                                        stub: StubModelServer) -> None:
-    root = billing_recipe(tmp_path / "r", [("refund FAULT:non-json", "pass"),
+def test_bad_replies_are_error_rows_counted_against_the_error_ceiling(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    root = billing_recipe(tmp_path / "r", [("refund VERDICT:pass", "pass"),
+                                           ("refund FAULT:non-json", "pass"),
                                            ("refund FAULT:truncated", "pass")])
     result = eval_cli([str(root)], tmp_path / "cache")
-    assert result.returncode == 0, result.stderr
+    # Not a provider failure (no exit 3) and no traceback: 2 of 3 rows are errors, over 0.1.
+    assert result.returncode == 1, result.stderr
+    assert "2 of 3 rows are errors (0.667), above --max-error-rate 0.1" in result.stderr
     assert "Traceback" not in result.stderr
+    tolerant = eval_cli([str(root), "--max-error-rate", "0.7"], tmp_path / "cache")
+    assert tolerant.returncode == 0, tolerant.stderr
+
+
+def test_an_all_error_run_exits_1_whatever_the_error_ceiling(tmp_path: Path,
+                                                             stub: StubModelServer) -> None:
+    root = billing_recipe(tmp_path / "r", [("refund FAULT:non-json", "pass")])
+    result = eval_cli([str(root), "--max-error-rate", "1"], tmp_path / "cache")
+    assert result.returncode == 1
+    assert "no row was judged" in result.stderr
 
 
 def test_rejected_rows_and_missed_threshold_exit_1(tmp_path: Path, stub: StubModelServer) -> None:
@@ -166,7 +179,8 @@ def test_bundled_example_recipe_end_to_end(tmp_path: Path, stub: StubModelServer
     judges = {judge["name"]: judge for judge in report["judges"]}
     assert "billing-request-handling" in judges
     billing = judges["billing-request-handling"]
-    assert len(billing["rows"]) + len(billing["rejected"]) >= 40
+    assert billing["splits"]["test"]["held_out"]  # evaluated only when asked for
+    assert len(billing["rows"]) + len(billing["rejected"]) + billing["splits"]["test"]["n"] >= 40
     assert all(row["outcome"] != "error" for row in billing["rows"])
     assert any(row["outcome"] == "gated" for row in billing["rows"])
     assert report["usage"]["requests"] == len(stub.requests)

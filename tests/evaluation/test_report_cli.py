@@ -30,6 +30,10 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return int(info.value.code or 0), out, err
 
 
+#: Every split, and an error ceiling the one bad reply in four stays under.
+EVERYTHING = ["--split", "dev", "--split", "test", "--split", "unsplit", "--max-error-rate", "0.3"]
+
+
 @pytest.fixture
 def recipe(tmp_path: Path) -> Path:
     return write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, ROWS)})
@@ -39,9 +43,9 @@ def test_real_json_report_matches_the_schema_and_the_spec(
         stub: StubModelServer, recipe: Path, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "report.json"
-    code, out, _ = run_cli(["judges", "eval", str(recipe), "--format", "json",
-                            "--output", str(output)], capsys)
-    assert code == 0
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "json",
+                              "--output", str(output), *EVERYTHING], capsys)
+    assert code == 0, err
     report: dict[str, Any] = json.loads(out)
     assert json.loads(output.read_text(encoding="utf-8")) == report
     jsonschema.Draft202012Validator(load_report_schema()).validate(report)
@@ -55,15 +59,39 @@ def test_real_json_report_matches_the_schema_and_the_spec(
             everything["errors"]) == (4, 2, 1, 1)
     assert everything["agreement"]["value"] == pytest.approx(2 / 3)
     assert judge["splits"]["train"]["n"] == 0 and judge["splits"]["train"]["agreement"] is None
+    assert judge["fingerprint"].startswith("sha256:")
+    assert [(gate["statistic"], gate["met"]) for gate in report["gates"]] == [
+        ("error_rate", True), ("judged", True)]
+    assert report["report_version"] == 2 and report["git"] is None  # tmp_path: no git
     assert SENTINEL_KEY not in out
 
+
+def test_the_test_split_is_held_out_unless_asked_for(
+        stub: StubModelServer, recipe: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "json",
+                              "--max-error-rate", "0.5"], capsys)
+    assert code == 0, err
+    (judge,) = json.loads(out)["judges"]
+    assert judge["splits"]["test"] == {"held_out": True, "n": 1}
+    assert "conv_na" not in {row["conversation_id"] for row in judge["rows"]}
+    assert not any("conv_na" in request.user_text for request in stub.requests)
+    code, out, _ = run_cli(["judges", "eval", str(recipe), "--max-error-rate", "0.5"], capsys)
+    assert "  test     1 rows held out: --split test or judges certify" in out
+    code, out, _ = run_cli(["judges", "eval", str(recipe), "--format", "markdown",
+                            "--max-error-rate", "0.5"], capsys)
+    assert "| test | 1 rows held out: --split test or judges certify |" in out
+    # Gating on the test split evaluates it.
+    code, out, _ = run_cli(["judges", "eval", str(recipe), "--format", "json",
+                            "--threshold-split", "test", "--min-agreement", "0"], capsys)
+    (judge,) = json.loads(out)["judges"]
+    assert judge["splits"]["test"]["n"] == 1 and "held_out" not in judge["splits"]["test"]
 
 def test_real_baseline_run_shows_changes_and_thresholds_fail(
         stub: StubModelServer, recipe: Path, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     baseline = tmp_path / "before.json"
     code, _, _ = run_cli(["judges", "eval", str(recipe), "--output", str(baseline),
-                          "--format", "json"], capsys)
+                          "--format", "json", *EVERYTHING], capsys)
     assert code == 0
     # Pretend the baseline run judged conv_miss correctly: this run regressed it.
     before = json.loads(baseline.read_text(encoding="utf-8"))
@@ -72,12 +100,15 @@ def test_real_baseline_run_shows_changes_and_thresholds_fail(
     baseline.write_text(json.dumps(before), encoding="utf-8")
 
     code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "markdown",
-                              "--baseline", str(baseline), "--min-agreement", "0.9"], capsys)
+                              "--baseline", str(baseline), "--min-agreement", "0.9",
+                              *EVERYTHING], capsys)
     assert code == 1
     assert "### Compared with baseline" in out
     assert "| conv_miss | pass | pass | fail |" in out
-    assert "0 now agree, 1 no longer agree, p = 1 (could be chance)" in out
-    assert "judge billing: agreement on split all is 0.667, below --min-agreement 0.9" in err
+    assert "0 now agree, 1 no longer agree; McNemar mid-p = 0.5 (could be chance)" in out
+    assert "❌ agreement lower bound on split all ≥ 0.9: 0.208, MISSED" in out
+    assert ("judge billing: agreement on split all is 0.667 with 95% interval 0.208–0.939; "
+            "its lower bound 0.208 is below --min-agreement 0.9") in err
 
 
 def test_broken_baseline_exits_1_with_the_file_named(

@@ -63,7 +63,7 @@ def test_catastrophic_gate_pattern_is_an_error_row_not_a_hang(tmp_path: Path,
     assert row["outcome"] == "error" and "timed out" in row["error"]
     assert report["judges"][0]["splits"]["all"]["errors"] == 1
     assert report["judges"][0]["splits"]["all"]["agreement"] is None  # never scored
-    assert code == 0
+    assert code == 1  # reported, not hung; and a run with no judged row is never a success
 
 
 INJECTIONS = [

@@ -18,14 +18,35 @@ from introspection_cli.reporting.render_text import render_comparison_text
 
 
 def make_report(outcomes: dict[str, tuple[str, str]], *, name: str = "billing",
-                model: str = "gpt-a", extra_judges: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A report whose rows are {conversation_id: (expected, outcome)}, all in split dev."""
-    rows = tuple(RowOutcome(line, cid, "dev", expected, outcome,  # type: ignore[arg-type]
-                            error="boom" if outcome == "error" else None)
+                model: str = "gpt-a", extra_judges: tuple[str, ...] = (),
+                splits: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """A report whose rows are {conversation_id: (expected, outcome)}, in split dev unless
+    ``splits`` says otherwise."""
+    splits = splits or {}
+    rows = tuple(RowOutcome(line, cid, splits.get(cid, "dev"), expected,  # type: ignore[arg-type]
+                            outcome, error="boom" if outcome == "error" else None)
                  for line, (cid, (expected, outcome)) in enumerate(outcomes.items(), start=1))
-    judges = (JudgeRun(name, "openai", model, rows),
-              *(JudgeRun(other, "openai", model, ()) for other in extra_judges))
+    judges = (JudgeRun(name, "openai", model, rows, fingerprint=FINGERPRINT),
+              *(JudgeRun(other, "openai", model, (), fingerprint=FINGERPRINT)
+                for other in extra_judges))
     return build_report(EvalRun("recipe", judges))
+
+
+FINGERPRINT = "sha256:" + "0" * 64
+
+
+def as_version_1(report: dict[str, Any]) -> dict[str, Any]:
+    """The same report as the first published layout wrote it (no provenance, fingerprint,
+    precision or gates; every split evaluated)."""
+    old = {key: value for key, value in report.items()
+           if key not in ("tool_version", "created_at", "git", "gates")}
+    old["report_version"] = 1
+    old["judges"] = [{key: value for key, value in judge.items() if key != "fingerprint"}
+                     for judge in report["judges"]]
+    for judge in old["judges"]:
+        judge["splits"] = {split: {k: v for k, v in stats.items() if k != "precision"}
+                           for split, stats in judge["splits"].items()}
+    return old
 
 
 BEFORE = {"c1": ("pass", "pass"), "c2": ("pass", "fail"), "c3": ("fail", "fail"),
@@ -62,7 +83,7 @@ def test_directory_as_baseline_is_a_usage_error(tmp_path: Path) -> None:
     (b"{\"report_version\": 1,", "not valid JSON"),
     (b"[1, 2]", "not an eval report"),
     (b"{\"diagnostics\": []}", "not an eval report"),
-    (b"{\"report_version\": 2}", "report_version 2; this introspection reads version 1"),
+    (b"{\"report_version\": 3}", "report_version 3; this introspection reads versions 1 and 2"),
     (b"{\"report_version\": true}", "report_version true"),
     (b"{\"report_version\": 1, \"recipe\": \"r\", \"judges\": [], \"usage\": "
      b"{\"requests\": NaN, \"cached\": 0, \"input_tokens\": 0, \"output_tokens\": 0}}",
@@ -127,8 +148,8 @@ def test_mcnemar_pairs_only_rows_scored_in_both_runs_with_the_same_label() -> No
     # Paired: c1..c5 (c6 is an error before, c7 was relabelled, gone/new are unpaired).
     # Improved (wrong before, right now): c2, c4, c5. Regressed: none.
     assert (judge.mcnemar.paired, judge.mcnemar.improved, judge.mcnemar.regressed) == (5, 3, 0)
-    # Exact two-sided: 2 · C(3,0) / 2³ = 0.25.
-    assert judge.mcnemar.p_value == pytest.approx(0.25)
+    # Mid-p: 2·P(X < 0) + P(X = 0) = C(3,0) / 2³ = 0.125.
+    assert judge.mcnemar.p_value == pytest.approx(0.125)
 
 
 def test_identical_reports_have_no_changes_and_p_one() -> None:
@@ -156,8 +177,8 @@ def test_comparison_text_shows_deltas_changed_rows_and_p_value() -> None:
     assert "judge billing (model openai/gpt-a → openai/gpt-b)" in text
     dev, = (line for line in text.splitlines() if line.split()[:1] == ["dev"])
     assert "8 → 8" in dev and "0.571 → 0.750 (+0.179)" in dev
-    assert ("McNemar exact test over 5 paired rows: 3 now agree, 0 no longer agree, "
-            "p = 0.25 (could be chance)") in text
+    assert ("all paired rows: 5 paired, 3 now agree, 0 no longer agree; McNemar mid-p = "
+            "0.125 (could be chance); change +0.600 (95% interval") in text
     assert "line 7 c7: expected fail → pass, fail → fail" in text
     assert "rows only in the baseline: 1; only in this run: 1" in text
     assert "\x1b" not in text
@@ -180,7 +201,77 @@ def test_significant_change_is_called_unlikely_to_be_chance() -> None:
     before = {f"c{i}": ("pass", "fail") for i in range(8)}
     after = {f"c{i}": ("pass", "pass") for i in range(8)}
     (judge,) = compare_with_baseline(make_report(after), make_report(before)).judges
-    # 8 improved, 0 regressed: p = 2 / 2^8 = 0.0078125.
-    assert judge.mcnemar.p_value == pytest.approx(2 / 256)
+    # 8 improved, 0 regressed: mid-p = 1 / 2^8 = 0.00390625.
+    assert judge.mcnemar.p_value == pytest.approx(1 / 256)
     text = render_comparison_text(compare_with_baseline(make_report(after), make_report(before)))
-    assert "p = 0.00781 (unlikely to be chance)" in text
+    assert "mid-p = 0.00391 (unlikely to be chance)" in text
+
+
+# --- version 1 baselines, per-class tests, the paired interval, split changes -----------
+
+def test_a_version_1_baseline_is_read_and_compared(tmp_path: Path) -> None:
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(as_version_1(make_report(BEFORE))), encoding="utf-8")
+    baseline = load_baseline(path)
+    assert baseline["report_version"] == 1
+    (judge,) = compare_with_baseline(make_report(AFTER), baseline).judges
+    assert (judge.mcnemar.paired, judge.mcnemar.improved) == (5, 3)
+
+
+def test_a_version_1_baseline_must_match_the_version_1_schema(tmp_path: Path) -> None:
+    old = as_version_1(make_report(BEFORE))
+    old["gates"] = []  # a version-2 field in a version-1 report
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(DataError, match="not a valid eval report"):
+        load_baseline(path)
+
+
+def test_tests_per_class_pair_only_rows_of_that_label() -> None:
+    (judge,) = compare_with_baseline(make_report(AFTER), make_report(BEFORE)).judges
+    overall, passes, fails = judge.tests
+    assert (overall.scope, passes.scope, fails.scope) == ("all", "pass", "fail")
+    # pass rows paired: c1 (right both), c2 (improved); fail rows: c3 (both), c4 (improved).
+    assert (passes.paired, passes.improved, passes.regressed) == (2, 1, 0)
+    assert (fails.paired, fails.improved, fails.regressed) == (2, 1, 0)
+    assert passes.p_value == pytest.approx(0.5)  # one flip: P(X = 0) = 1/2
+    assert passes.difference is not None and passes.difference.value == pytest.approx(0.5)
+
+
+def test_the_paired_interval_is_newcombes_method_10_on_the_paired_table() -> None:
+    # 36 right in both, 12 right only now, 2 right only before, 0 in neither: Newcombe
+    # (1998) example (a), 0.0569 to 0.3404.
+    before = {f"c{i}": ("pass", "pass") for i in range(36)}
+    before |= {f"n{i}": ("pass", "fail") for i in range(12)}
+    before |= {f"o{i}": ("pass", "pass") for i in range(2)}
+    after = {cid: ("pass", "pass") for cid in before} | {f"o{i}": ("pass", "fail")
+                                                          for i in range(2)}
+    (judge,) = compare_with_baseline(make_report(after), make_report(before)).judges
+    change = judge.mcnemar.difference
+    assert change is not None
+    assert (change.value, change.low, change.high) == pytest.approx((0.2, 0.0569, 0.3404),
+                                                                    abs=5e-5)
+
+
+def test_rows_whose_split_changed_are_listed() -> None:
+    before = make_report(BEFORE, splits={"c3": "train", "c1": None})
+    after = make_report(AFTER, splits={"c3": "test"})
+    (judge,) = compare_with_baseline(after, before).judges
+    assert [(r.conversation_id, r.before, r.after) for r in judge.split_changes] == [
+        ("c1", None, "dev"), ("c3", "train", "test")]
+    text = render_comparison_text(compare_with_baseline(after, before))
+    assert "rows whose split changed (2)" in text
+    assert "line 3 c3: train → test" in text and "line 1 c1: unsplit → dev" in text
+    markdown = render_markdown(after, comparison=compare_with_baseline(after, before))
+    assert "| 3 | c3 | train | test |" in markdown
+
+
+def test_a_held_out_split_compares_as_held_out() -> None:
+    before = as_version_1(make_report(BEFORE))
+    after = make_report(AFTER)
+    after["judges"][0]["splits"]["test"] = {"held_out": True, "n": 4}
+    (judge,) = compare_with_baseline(after, before).judges
+    test = next(split for split in judge.splits if split.split == "test")
+    assert test.held_out == "in this run"
+    assert all(delta.after is None for delta in test.statistics)
+    assert "held out in this run" in render_comparison_text(compare_with_baseline(after, before))

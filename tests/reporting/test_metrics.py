@@ -17,7 +17,7 @@ from introspection_cli.reporting.metrics import (
     split_stats,
     stats_by_split,
 )
-from introspection_cli.statistics import Interval, mcnemar_exact, wilson_interval
+from introspection_cli.statistics import Interval, wilson_interval
 
 Z = 1.959963984540054
 
@@ -246,38 +246,3 @@ def test_stats_by_split_partitions_rows(rows: list[RowOutcome]) -> None:
     assert by_split["all"] == split_stats(rows)
     assert sum(by_split[s].n for s in ("train", "dev", "test", "unsplit")) == len(rows)
     assert by_split["unsplit"].n == sum(r.split is None for r in rows)
-
-
-# --- McNemar ----------------------------------------------------------------------------
-
-@pytest.mark.parametrize(("b", "c", "p"), [
-    (0, 0, 1.0),  # nothing changed: no evidence
-    (0, 5, 2 / 32),  # 2 · C(5,0) / 2^5
-    (1, 9, 2 * (1 + 10) / 1024),  # 2 · (C(10,0) + C(10,1)) / 2^10 = 0.021484375
-    (3, 3, 1.0),  # a tie doubles past 1 and is capped
-    (2, 4, 2 * (1 + 6 + 15) / 64),  # 0.6875
-])
-def test_mcnemar_hand_computed(b: int, c: int, p: float) -> None:
-    assert mcnemar_exact(b, c) == pytest.approx(p)
-    assert mcnemar_exact(c, b) == mcnemar_exact(b, c)
-
-
-def test_mcnemar_handles_large_counts_without_overflow() -> None:
-    p = mcnemar_exact(0, 5000)
-    assert 0.0 <= p < 1e-300
-
-
-@given(st.integers(min_value=0, max_value=300), st.integers(min_value=0, max_value=300))
-def test_mcnemar_matches_scipy_binomtest(b: int, c: int) -> None:
-    from scipy.stats import binomtest
-
-    if b + c == 0:
-        assert mcnemar_exact(b, c) == 1.0
-        return
-    oracle = binomtest(b, b + c, 0.5, alternative="two-sided").pvalue
-    assert mcnemar_exact(b, c) == pytest.approx(oracle, rel=1e-9, abs=1e-300)
-
-
-def test_mcnemar_rejects_negative_counts() -> None:
-    with pytest.raises(ValueError, match="discordant"):
-        mcnemar_exact(-1, 2)

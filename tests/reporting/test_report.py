@@ -1,4 +1,4 @@
-"""The SPEC §3.2 JSON report, its published schema, and the threshold gates."""
+"""The JSON report (version 2), its published schema, and its provenance."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ from introspection_cli.evaluation.outcomes import (
     RowOutcome,
     Usage,
 )
+from introspection_cli.provenance import GitState
 from introspection_cli.reporting.formats import render_report
-from introspection_cli.reporting.gates import threshold_failures
+from introspection_cli.reporting.gates import GateSettings, evaluate_gates
 from introspection_cli.reporting.model import (
+    Provenance,
     build_report,
     load_report_schema,
     report_json,
@@ -50,8 +52,12 @@ def sample_run() -> EvalRun:
                    "No refund.", None, True),
     )
     judge = JudgeRun("billing-request-handling", "openai", "gpt-5.6-luna", rows,
-                     (RejectedRow(3, "fixture-hash-mismatch", "snapshot_hash does not match"),))
+                     (RejectedRow(3, "fixture-hash-mismatch", "snapshot_hash does not match"),),
+                     fingerprint=FINGERPRINT)
     return EvalRun("path/to/recipe", (judge,), Usage(4, 1, 5120, 900))
+
+
+FINGERPRINT = "sha256:" + "ab" * 32
 
 
 def validate(report: dict[str, Any]) -> None:
@@ -61,14 +67,21 @@ def validate(report: dict[str, Any]) -> None:
 # --- build_report -----------------------------------------------------------------------
 
 def test_report_has_exactly_the_spec_shape() -> None:
-    report = build_report(sample_run())
-    assert list(report) == ["report_version", "recipe", "judges", "usage"]
-    assert report["report_version"] == 1
+    report = build_report(sample_run(), Provenance("9.9.9", "2026-11-20T10:04:11Z",
+                                                   GitState("a" * 40, dirty=True)))
+    assert list(report) == ["report_version", "tool_version", "created_at", "git", "recipe",
+                            "judges", "gates", "usage"]
+    assert report["report_version"] == 2
+    assert (report["tool_version"], report["created_at"]) == ("9.9.9", "2026-11-20T10:04:11Z")
+    assert report["git"] == {"commit": "a" * 40, "dirty": True}
+    assert report["gates"] == []
     assert report["recipe"] == "path/to/recipe"
     assert report["usage"] == {"requests": 4, "cached": 1, "input_tokens": 5120,
                                "output_tokens": 900}
     (judge,) = report["judges"]
-    assert list(judge) == ["name", "provider", "model", "rejected", "splits", "rows"]
+    assert list(judge) == ["name", "provider", "model", "fingerprint", "rejected", "splits",
+                           "rows"]
+    assert judge["fingerprint"] == FINGERPRINT
     assert judge["rejected"] == [{"line": 3, "code": "fixture-hash-mismatch",
                                   "message": "snapshot_hash does not match"}]
     assert list(judge["splits"]) == list(SPLITS)
@@ -82,7 +95,7 @@ def test_report_has_exactly_the_spec_shape() -> None:
 def test_report_statistics_per_split() -> None:
     splits = build_report(sample_run())["judges"][0]["splits"]
     assert list(splits["all"]) == ["n", "judged", "gated", "errors", "unstable", "agreement",
-                                   "kappa", "tpr", "tnr", "confusion"]
+                                   "kappa", "tpr", "tnr", "confusion", "precision"]
     # all: 5 rows = 3 judged + 1 gated + 1 error; 4 scored, 3 agree (a2, a4 gated, a6).
     assert {k: splits["all"][k] for k in ("n", "judged", "gated", "errors", "unstable")} == {
         "n": 5, "judged": 3, "gated": 1, "errors": 1, "unstable": 1}
@@ -147,11 +160,22 @@ row_outcomes = st.builds(
 )
 
 
-@given(st.lists(row_outcomes, max_size=40), st.sampled_from(("openai", "anthropic")))
-def test_schema_accepts_every_built_report(rows: list[RowOutcome], provider: str) -> None:
-    run = EvalRun("r", (JudgeRun("some-judge", provider, "m", tuple(rows)),),
+@given(st.lists(row_outcomes, max_size=40), st.sampled_from(("openai", "anthropic")),
+       st.none() | st.integers(min_value=0, max_value=50),
+       st.builds(GateSettings, min_agreement=st.none() | st.floats(0, 1),
+                 min_tpr=st.none() | st.floats(0, 1), min_tnr=st.none() | st.floats(0, 1),
+                 min_kappa=st.none() | st.floats(-1, 1), max_error_rate=st.floats(0, 1),
+                 split=st.sampled_from(SPLITS)))
+def test_schema_accepts_every_built_report(rows: list[RowOutcome], provider: str,
+                                           held_out: int | None, gates: GateSettings) -> None:
+    if held_out is not None:  # a held-out test split has no test rows in the run
+        rows = [row for row in rows if row.split != "test"]
+    run = EvalRun("r", (JudgeRun("some-judge", provider, "m", tuple(rows),
+                                 fingerprint=FINGERPRINT, held_out=held_out),),
                   Usage(len(rows), 0, 10, 2))
-    validate(build_report(run))
+    report = build_report(run)
+    report["gates"] = [gate.as_json() for gate in evaluate_gates(report, gates)]
+    validate(report)
 
 
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
@@ -177,7 +201,17 @@ def _delete(path: str) -> Callable[[dict[str, Any]], None]:
 
 
 @pytest.mark.parametrize("mutate", [
-    _set("report_version", 2),
+    _set("report_version", 1),
+    _set("git", {"commit": "HEAD", "dirty": False}),
+    _delete("created_at"),
+    _set("judges.0.fingerprint", None),
+    _set("judges.0.fingerprint", "sha256:abc"),
+    _delete("judges.0.splits.dev.precision"),
+    _set("judges.0.splits.dev.precision.pass", 0),
+    _set("judges.0.splits.dev.held_out", True),  # only the test split may be held out
+    _set("judges.0.splits.test", {"held_out": False, "n": 3}),
+    _set("gates", [{"judge": "j", "split": "all", "statistic": "tpr", "bound": "high",
+                    "bar": 0.8, "value": 0.9, "met": True}]),
     _set("extra", True),
     _set("usage.requests", -1),
     _delete("usage.cached"),
@@ -222,48 +256,3 @@ def test_render_report_json_is_the_report() -> None:
 def test_render_report_rejects_unknown_format() -> None:
     with pytest.raises(UsageError, match="text, json, markdown"):
         render_report(build_report(sample_run()), "html")
-
-
-# --- thresholds -------------------------------------------------------------------------
-
-def _run_with(rows: tuple[RowOutcome, ...]) -> dict[str, Any]:
-    return build_report(EvalRun("r", (JudgeRun("tone", "openai", "m", rows),)))
-
-
-def test_thresholds_met_give_no_failures() -> None:
-    report = _run_with((RowOutcome(1, "c1", "dev", "pass", "pass"),
-                        RowOutcome(2, "c2", "dev", "fail", "fail")))
-    assert threshold_failures(report, min_agreement=1.0, min_kappa=1.0) == []
-    assert threshold_failures(report, min_agreement=None, min_kappa=None) == []
-
-
-def test_thresholds_are_inclusive_and_name_judge_split_and_flag() -> None:
-    # 4 of 5 agree: agreement exactly 0.8.
-    rows = tuple(RowOutcome(i, f"c{i}", "dev", "pass", "pass") for i in range(1, 5))
-    report = _run_with((*rows, RowOutcome(5, "c5", "dev", "fail", "pass")))
-    assert threshold_failures(report, min_agreement=0.8, min_kappa=None) == []
-    (message,) = threshold_failures(report, min_agreement=0.81, min_kappa=None)
-    assert message == "judge tone: agreement on split all is 0.800, below --min-agreement 0.81"
-
-
-def test_null_statistic_does_not_meet_a_threshold() -> None:
-    # Every label and outcome is pass: agreement 1.0 but kappa undefined (null).
-    report = _run_with((RowOutcome(1, "c1", "dev", "pass", "pass"),))
-    (message,) = threshold_failures(report, min_agreement=0.5, min_kappa=0.0)
-    assert "kappa on split all is null" in message and "--min-kappa 0" in message
-    # The train split is empty: both statistics are null, both thresholds missed.
-    failures = threshold_failures(report, min_agreement=0.0, min_kappa=-1.0, split="train")
-    assert len(failures) == 2
-    assert all("no rows in this split" in failure for failure in failures)
-
-
-def test_all_error_split_misses_thresholds() -> None:
-    report = _run_with((RowOutcome(1, "c1", "test", "pass", "error", error="timeout"),))
-    failures = threshold_failures(report, min_agreement=0.0, min_kappa=None, split="test")
-    assert failures == ["judge tone: agreement on split test is null (every row is an error), "
-                        "which does not meet --min-agreement 0"]
-
-
-def test_thresholds_reject_unknown_split() -> None:
-    with pytest.raises(UsageError, match="unknown split 'validation'"):
-        threshold_failures(_run_with(()), min_agreement=0.5, min_kappa=None, split="validation")

@@ -1,0 +1,211 @@
+"""The evaluation ledger: which judge versions have seen which rows, on this machine.
+
+Beside the verdict cache, in its own file (``evaluations.sqlite3``), every run
+of ``judges eval`` and ``judges certify`` records, per judge, the fingerprint
+it ran under and each evaluated row's conversation id, split and outcome
+(error rows are not recorded: the model gave no verdict). Two questions are
+answered from it without a model call:
+
+* **exposure**: under how many distinct fingerprints have the rows now in a
+  judge's ``test`` split been evaluated? A rubric edited while its test figures
+  were being looked at has been tuned against them; from two fingerprints on,
+  the test figures are optimistic. A row counts whatever split it was in when
+  evaluated: a row tuned against in ``dev`` and later moved to ``test`` is no
+  fresh test row.
+* **dev figures**: the outcomes last recorded under a fingerprint, which
+  ``judges status`` scores against the rows' current labels.
+
+The ledger is disposable, like the cache: a corrupt file is renamed aside and
+a fresh one started, and a ledger that cannot be opened, read or written (read
+only, locked by another run past a short wait) never stops or stalls a run.
+Each problem is reported once as a warning and the run goes on without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from introspection_cli.evaluation.outcomes import EvalRun
+
+LEDGER_FILE = "evaluations.sqlite3"
+#: Seconds to wait for another run's write; the ledger is never worth a stall.
+_BUSY_TIMEOUT_S = 2.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS evaluations (
+    judge TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    split TEXT,
+    outcome TEXT NOT NULL,
+    evaluated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    PRIMARY KEY (judge, fingerprint, conversation_id)
+) WITHOUT ROWID
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluatedRow:
+    """One row a judge version gave an outcome for (never an error)."""
+
+    conversation_id: str
+    split: str | None
+    outcome: str
+
+
+@dataclass
+class Ledger:
+    """Record and query evaluations; every failure becomes one line in :attr:`warnings`."""
+
+    path: Path
+    warnings: list[str] = field(default_factory=list)
+    _db: sqlite3.Connection | None = field(default=None, repr=False)
+    _writable: bool = field(default=False, repr=False)
+    _failed: bool = field(default=False, repr=False)
+
+    def record(self, judge: str, fingerprint: str, rows: Iterable[EvaluatedRow]) -> None:
+        """Record ``rows`` as evaluated by ``judge`` at ``fingerprint`` (latest outcome wins)."""
+        values = [(judge, fingerprint, row.conversation_id, row.split, row.outcome)
+                  for row in rows]
+        if not values:
+            return
+        with self._failures("could not record this run's evaluations in"):
+            db = self._connection(create=True)
+            if db is None:
+                return
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "INSERT OR REPLACE INTO evaluations "
+                    "(judge, fingerprint, conversation_id, split, outcome) VALUES (?, ?, ?, ?, ?)",
+                    values)
+
+    def fingerprints_seen(self, judge: str, conversation_ids: Collection[str]) -> set[str]:
+        """The distinct fingerprints under which any of ``conversation_ids`` was evaluated."""
+        if not conversation_ids:
+            return set()
+        wanted = set(conversation_ids)
+        seen: set[str] = set()
+        for fingerprint, conversation_id in self._select(
+                "SELECT fingerprint, conversation_id FROM evaluations WHERE judge = ?", (judge,)):
+            if conversation_id in wanted:
+                seen.add(fingerprint)
+        return seen
+
+    def outcomes(self, judge: str, fingerprint: str) -> dict[str, str]:
+        """Conversation id -> the outcome last recorded for ``judge`` at ``fingerprint``."""
+        return dict(self._select(
+            "SELECT conversation_id, outcome FROM evaluations "
+            "WHERE judge = ? AND fingerprint = ?", (judge, fingerprint)))
+
+    def close(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    def _select(self, query: str, parameters: tuple[str, ...]) -> list[tuple[str, str]]:
+        with self._failures("could not read"):
+            db = self._connection(create=False)
+            if db is None:
+                return []
+            return [(str(a), str(b)) for a, b in db.execute(query, parameters)]
+        return []
+
+    def _connection(self, *, create: bool) -> sqlite3.Connection | None:
+        """The open database (writable when ``create``); None when there is none to read."""
+        if self._db is not None and (self._writable or not create):
+            return self._db
+        if self._failed or (not create and not self.path.exists()):
+            return None  # opening failed and was reported once: do not retry every call
+        self.close()
+        try:
+            db = self._open(create)
+        except (OSError, sqlite3.Error):
+            self._failed = True
+            raise
+        if db is None:  # corrupt: moved aside
+            if not create or self.path.exists():
+                self._failed = True
+                return None
+            db = self._open(create)
+        self._db, self._writable = db, create
+        return db
+
+    def _open(self, create: bool) -> sqlite3.Connection | None:
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        uri = self.path.resolve().as_uri() + ("" if create else "?mode=ro")
+        db = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            if create:
+                db.execute(_SCHEMA)
+            db.execute("SELECT count(*) FROM evaluations LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            if not _is_corrupt(exc):
+                raise
+            self._set_aside(create)
+            return None
+        return db
+
+    def _set_aside(self, create: bool) -> None:
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+        try:
+            self.path.replace(aside)
+        except OSError as exc:
+            self.warnings.append(f"the evaluation ledger {self.path} is corrupt and could not "
+                                 f"be moved aside ({exc.strerror or exc}); delete it")
+            return
+        self.warnings.append(f"the evaluation ledger {self.path} was corrupt: moved aside to "
+                             f"{aside.name}{'; a fresh one was started' if create else ''}")
+
+    @contextlib.contextmanager
+    def _failures(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except (OSError, sqlite3.Error) as exc:
+            self.warnings.append(f"{doing} the evaluation ledger {self.path} ({exc}); test "
+                                 "exposure and dev figures may be incomplete")
+
+
+def open_ledger(cache_dir: Path) -> Ledger:
+    """The ledger beside the verdict cache in ``cache_dir``; opened lazily, never raises."""
+    return Ledger(cache_dir / LEDGER_FILE)
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """A file that is not a database or is malformed (not a lock or a permission problem)."""
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "no such table" in text
+
+
+def record_run(ledger: Ledger, run: EvalRun) -> list[str]:
+    """Record every judged or gated row of ``run``; warn about judges whose test rows have
+    now been evaluated under two or more fingerprints (plus any ledger problem)."""
+    warnings: list[str] = []
+    for judge in run.judges:
+        if judge.fingerprint is None:
+            continue
+        ledger.record(judge.name, judge.fingerprint,
+                      (EvaluatedRow(row.conversation_id, row.split, row.outcome)
+                       for row in judge.rows if row.outcome != "error"))
+        test_rows = {row.conversation_id for row in judge.rows if row.split == "test"}
+        seen = ledger.fingerprints_seen(judge.name, test_rows)
+        if len(seen) >= 2:
+            warnings.append(optimism_warning(judge.name, len(seen)))
+    return [*warnings, *dict.fromkeys(ledger.warnings)]
+
+
+def optimism_warning(judge: str, fingerprints: int) -> str:
+    """Why test figures seen under several judge versions cannot be taken at face value."""
+    return (f"judge {judge}: its test rows have now been evaluated under {fingerprints} "
+            "different judge versions (fingerprints) on this machine, so its test figures are "
+            "optimistic: the rubric has been tuned against them. Label fresh test rows (never "
+            "evaluated) to measure it again")
