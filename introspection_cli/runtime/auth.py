@@ -11,6 +11,7 @@ from introspection_cli.runtime.credentials import (
     URL_ENV,
     URL_FLAG,
     Credentials,
+    check_store_location,
     check_token,
     load_stored,
     normalize_url,
@@ -58,6 +59,7 @@ def login(url: str, token: str, environ: Mapping[str, str],
     Nothing is stored when the runtime rejects the token or cannot be reached.
     """
     credentials = Credentials(url=normalize_url(url), token=check_token(token, source="input"))
+    check_store_location(environ)
     identity = _whoami(credentials, environ, client_factory)
     path = save_credentials(credentials, environ)
     return LoginResult(identity=identity, url=credentials.url, stored_at=path)

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from introspection_cli import strictjson
+from introspection_cli.diagnostics import escape_text
 from introspection_cli.errors import ConfigError, ServiceError
 from introspection_cli.httpbounds import BodyTooLarge, BoundedTransport, MiB, describe_size
 from introspection_cli.netenv import CERT_DIR_ENV, CERT_FILE_ENV, proxy_for, ssl_context
@@ -114,7 +115,10 @@ class HttpRuntimeClient:
         name = _display_name(user)
         if name is None or (org is not None and not isinstance(org, dict)):
             raise self._shape_error("/v1/whoami", 'expected {"user": {...}, "org": {...}}')
-        return Identity(user=name, org=_display_name(org))
+        org_name = _display_name(org)
+        # Runtime text printed as is by `login`: scrubbed and escaped like every other.
+        return Identity(user=self._escaped(name),
+                        org=None if org_name is None else self._escaped(org_name))
 
     def export_judge_fixtures(self, conversation_ids: Sequence[str]) -> ExportBatch:
         """``POST /v1/judge-fixtures/export``."""
@@ -276,6 +280,12 @@ class HttpRuntimeClient:
                     return self._clean(candidate)
         text = response.text.strip() if response.content else ""
         return self._clean(text) or response.reason_phrase or "no message"
+
+    def _escaped(self, text: str) -> str:
+        """Runtime text to print on a line of its own: the token scrubbed, control
+        characters escaped (``\\x1b``), at most 200 characters."""
+        shown = escape_text(text.replace(self._token, "[token]"))
+        return shown[:200] + ("..." if len(shown) > 200 else "")
 
     def _clean(self, text: str) -> str:
         """Scrub the token, control characters and excess length from runtime-supplied text."""

@@ -20,12 +20,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from introspection_cli.errors import ConfigError
-from introspection_cli.fsutil import atomic_write_text
+from introspection_cli.fsutil import atomic_write_text, kind_of
 
 CONFIG_DIR_ENV = "INTROSPECTION_CONFIG_DIR"
 URL_ENV = "INTROSPECTION_API_URL"
 TOKEN_ENV = "INTROSPECTION_TOKEN"  # noqa: S105 (a variable name, not a secret)
 CREDENTIALS_FILE = "credentials.json"
+_MAX_STORED_BYTES = 1 << 20  # a URL and a token: anything near this size is not a login
 
 _LOGIN_HINT = "run `introspection login`"
 
@@ -79,7 +80,7 @@ def normalize_url(url: str, *, source: str = URL_FLAG) -> str:
     if bad is not None:
         raise _url_error(source, "the runtime URL contains a space or control character at "
                                  f"character {bad + 1}")
-    shown = _USER_INFO.sub(r"\1***@", url)  # no message below can echo a password
+    shown = mask_url(url)  # no message below can echo a password or a query value
     try:
         parts = urlsplit(url)
         port = parts.port  # urlsplit checks the port only when asked
@@ -108,6 +109,19 @@ def normalize_url(url: str, *, source: str = URL_FLAG) -> str:
     # are one runtime, so they must compare equal (an IPv6 zone id keeps its case).
     address, zone, rest = parts.netloc.partition("%25")
     return f"{parts.scheme}://{address.lower()}{zone}{rest}{parts.path}".rstrip("/")
+
+
+def mask_url(url: str) -> str:
+    """``url`` for a message: user info, each query value and the fragment shown as ``***``
+    (``https://***@h/p?key=***#***``), since a token pasted into any of them must not be echoed.
+    Works on text that does not parse as a URL, too."""
+    url = _USER_INFO.sub(r"\1***@", url)
+    url, hash_mark, fragment = url.partition("#")
+    base, question, query = url.partition("?")
+    if question:
+        query = "&".join(part.partition("=")[0] + "=***" if "=" in part else "***" if part
+                         else "" for part in query.split("&"))
+    return base + question + query + (hash_mark + "***" if fragment else hash_mark)
 
 
 def _host_problem(netloc: str, hostname: str) -> str | None:
@@ -177,10 +191,14 @@ def check_token(token: str, *, source: str) -> str:
 
 
 def load_stored(environ: Mapping[str, str]) -> Credentials | None:
-    """The stored login, or ``None`` when there is none."""
+    """The stored login, or ``None`` when there is none.
+
+    A file another user owns, or that others may read or write, is refused
+    (:class:`ConfigError`): someone could have planted it, or read the token.
+    """
     path = credentials_path(environ)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_private(path).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -201,6 +219,35 @@ def load_stored(environ: Mapping[str, str]) -> Credentials | None:
     return Credentials(url=data["url"], token=data["token"])
 
 
+def _read_private(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file this user owns that nobody else may read
+    or write; opened non-blocking, so a FIFO put in its place cannot hang the command."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"the stored login {path} is {kind_of(info.st_mode)}, not a "
+                              f"file; delete it and {_LOGIN_HINT} again")
+        if info.st_uid != os.geteuid():
+            raise ConfigError(f"the stored login {path} belongs to another user (uid "
+                              f"{info.st_uid}), so it was not used; delete it and "
+                              f"{_LOGIN_HINT} again")
+        if info.st_mode & 0o077:
+            raise ConfigError(f"the stored login {path} can be read or written by other users "
+                              f"(mode {stat.S_IMODE(info.st_mode):04o}), so it was not used; "
+                              f"run `chmod 600 {path}` if you trust it, else delete it and "
+                              f"{_LOGIN_HINT} again")
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            if sum(map(len, chunks)) > _MAX_STORED_BYTES:
+                raise ConfigError(f"the stored login {path} is far too large to be one; "
+                                  f"delete it and {_LOGIN_HINT} again")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def resolve_credentials(environ: Mapping[str, str]) -> Credentials:
     """The URL and token a command uses: environment overrides first, then the stored login.
 
@@ -209,11 +256,12 @@ def resolve_credentials(environ: Mapping[str, str]) -> Credentials:
     """
     env_url = environ.get(URL_ENV, "").strip()
     env_token = environ.get(TOKEN_ENV, "")
+    if env_token.strip() and env_url:  # both given: the stored login is not read at all
+        return Credentials(url=normalize_url(env_url, source=URL_ENV),
+                           token=check_token(env_token, source=TOKEN_ENV))
     stored = load_stored(environ)
     if env_token.strip():
         token = check_token(env_token, source=TOKEN_ENV)
-        if env_url:
-            return Credentials(url=normalize_url(env_url, source=URL_ENV), token=token)
         if stored is None:
             raise ConfigError(f"{TOKEN_ENV} is set but no runtime URL is: set {URL_ENV} too")
         return Credentials(url=stored_url(stored, environ), token=token)
@@ -234,13 +282,18 @@ def stored_url(stored: Credentials, environ: Mapping[str, str]) -> str:
 
 
 def save_credentials(credentials: Credentials, environ: Mapping[str, str]) -> Path:
-    """Store the login atomically: file 0600 inside a 0700 directory. Returns the file."""
+    """Store the login atomically: file 0600, in a directory made 0700 if this creates it.
+
+    An existing directory is never changed, and is refused (:class:`ConfigError`)
+    when another user owns it or others may write to it: they could swap the file.
+    """
     directory = config_dir(environ)
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # The directory is introspection's own: tighten it even if it already existed.
-        if stat.S_IMODE(directory.stat().st_mode) != 0o700:
-            os.chmod(directory, 0o700)
+        try:
+            directory.mkdir(mode=0o700, parents=True)
+            os.chmod(directory, 0o700)  # ours: exactly 0700, whatever the umask
+        except FileExistsError:
+            _check_private_directory(directory)
         path = directory / CREDENTIALS_FILE
         text = json.dumps({"url": credentials.url, "token": credentials.token}, indent=2) + "\n"
         atomic_write_text(path, text, mode=0o600)
@@ -250,6 +303,31 @@ def save_credentials(credentials: Credentials, environ: Mapping[str, str]) -> Pa
             f"set {CONFIG_DIR_ENV} to a writable directory"
         ) from None
     return path
+
+
+def check_store_location(environ: Mapping[str, str]) -> None:
+    """Refuse, before any request, a config directory :func:`save_credentials` would refuse."""
+    directory = config_dir(environ)
+    try:
+        exists = directory.exists()
+    except OSError:
+        return  # save_credentials says why it cannot be used
+    if exists:
+        _check_private_directory(directory)
+
+
+def _check_private_directory(directory: Path) -> None:
+    info = directory.stat()
+    fix = f"use a directory of your own (set {CONFIG_DIR_ENV})"
+    if not stat.S_ISDIR(info.st_mode):
+        raise ConfigError(f"the config directory {directory} is not a directory; {fix}")
+    if info.st_uid != os.geteuid():
+        raise ConfigError(f"the config directory {directory} belongs to another user (uid "
+                          f"{info.st_uid}); the login was not stored: {fix}")
+    if info.st_mode & 0o022:
+        raise ConfigError(f"the config directory {directory} can be written by other users "
+                          f"(mode {stat.S_IMODE(info.st_mode):04o}); the login was not "
+                          f"stored: run `chmod go-w {directory}`, or {fix}")
 
 
 def remove_credentials(environ: Mapping[str, str]) -> Path | None:

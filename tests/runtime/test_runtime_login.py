@@ -51,17 +51,6 @@ def test_login_reads_the_token_from_the_prompt(
     assert (config_dir / "credentials.json").exists()
 
 
-def test_login_tightens_an_existing_config_dir(
-    cli: Cli, runtime: StubRuntime, config_dir: Path
-) -> None:
-    config_dir.mkdir(parents=True, mode=0o755)
-    config_dir.chmod(0o755)
-
-    cli.login(runtime.url)
-
-    assert mode(config_dir) == 0o700
-
-
 def test_a_rejected_token_is_not_stored(cli: Cli, runtime: StubRuntime, config_dir: Path) -> None:
     result = cli("login", "--url", runtime.url, "--token-stdin", input="wrong-token\n")
 
@@ -188,6 +177,7 @@ def test_a_damaged_stored_login_says_to_log_in_again(
 ) -> None:
     config_dir.mkdir(parents=True)
     (config_dir / "credentials.json").write_text('{"url": "' + runtime.url + '", "tok')
+    (config_dir / "credentials.json").chmod(0o600)
     Path("ids.txt").write_text("conv_01\n")
 
     result = cli("conversations", "get", "--ids-file", "ids.txt")
