@@ -6,7 +6,9 @@ surrogate. Each exported object is then re-written as one compact JSON line
 holding all of that, so the fixture module judges exactly the bytes that would
 be written, and ``conversations get`` and ``check`` always agree on a row. One
 broken object is that object's problem, not the whole answer's: the body is
-decoded without recursion, so not even nesting depth fails it as a whole.
+decoded without recursion, so not even nesting depth fails it as a whole, and
+bytes that are not UTF-8 fail only the object holding them: its line is the
+exact bytes sent, which the fixture module rejects as ``check`` would.
 
 Only the envelope (the top-level object and its two lists) must be
 unambiguous: a repeated key there is a shape error. One ``errors`` entry that
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -27,9 +29,14 @@ class BodyShapeError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class JsonObject:
-    """A JSON object exactly as sent: every member in order, repeated keys included."""
+    """A JSON object exactly as sent: every member in order, repeated keys included.
+
+    ``span`` is where it stands in the decoded text (start, end), for the raw bytes
+    of an object that holds invalid UTF-8.
+    """
 
     pairs: list[tuple[str, Any]]
+    span: tuple[int, int] = field(default=(0, 0), compare=False)
 
     def unique(self, where: str) -> dict[str, Any]:
         """The members as a dict; a repeated key is a :class:`BodyShapeError` naming ``where``."""
@@ -70,8 +77,12 @@ def parse_export_body(content: bytes, key: str) -> ExportBody:
     Raises :class:`BodyShapeError` when the body is not such an object.
     """
     try:
-        body = decode_lenient(content.decode("utf-8"))
-    except ValueError:  # invalid UTF-8 or JSON
+        text, raw = content.decode("utf-8"), False
+    except UnicodeDecodeError:  # kept as escaped bytes: only the objects holding them fail
+        text, raw = content.decode("utf-8", "surrogateescape"), True
+    try:
+        body = decode_lenient(text)
+    except ValueError:
         raise BodyShapeError("the body is not a JSON object") from None
     if not isinstance(body, JsonObject):
         raise BodyShapeError("the body is not a JSON object")
@@ -91,8 +102,21 @@ def parse_export_body(content: bytes, key: str) -> ExportBody:
             entries.append(entry.unique(f"entry {number} of `errors`"))
         except BodyShapeError as exc:
             unreadable.append(str(exc))
-    return ExportBody(lines=[json_line(item) for item in items], errors=entries,
-                      unreadable=unreadable)
+    lines = [_sent_line(item, text) if raw else json_line(item) for item in items]
+    return ExportBody(lines=lines, errors=entries, unreadable=unreadable)
+
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # a byte that was not UTF-8 (surrogateescape)
+
+
+def _sent_line(item: JsonObject, text: str) -> bytes:
+    """The object's line; for one holding bytes that are not UTF-8, exactly the bytes sent,
+    which the fixture module rejects as ``check`` would (``fixture-json``)."""
+    start, end = item.span
+    sent = text[start:end]
+    if _ESCAPED_BYTE.search(sent) is None:
+        return json_line(item)
+    return sent.encode("utf-8", "surrogateescape")
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -114,10 +138,13 @@ def decode_lenient(text: str) -> Any:
     """
     frames: list[list[Any]] = []  # the members or items read so far, innermost last
     keys: list[Any] = []  # per frame: the current member's key, or _ARRAY
+    starts: list[int] = []  # per frame: where its bracket is
     index = _skip(text, 0)
     while True:
+        start = index
         value, index, opened = _value(text, index)
         if opened is not None:  # a non-empty object or array: read its first member
+            starts.append(start)
             frames.append([])
             keys.append(_ARRAY if opened == "[" else None)
             if opened == "{":
@@ -142,7 +169,8 @@ def decode_lenient(text: str) -> Any:
             index += 1
             items = frames.pop()
             keys.pop()
-            value = items if key is _ARRAY else JsonObject(items)
+            span = (starts.pop(), index)
+            value = items if key is _ARRAY else JsonObject(items, span)
 
 
 def _skip(text: str, index: int) -> int:
@@ -158,7 +186,7 @@ def _value(text: str, index: int) -> tuple[Any, int, str | None]:
     if char in ("{", "["):
         after = _skip(text, index + 1)
         if text[after:after + 1] == ("}" if char == "{" else "]"):
-            return (JsonObject([]) if char == "{" else []), after + 1, None
+            return (JsonObject([], (index, after + 1)) if char == "{" else []), after + 1, None
         return None, after, char
     if char == '"':
         string, end = _STRINGS.raw_decode(text, index)  # a string: no recursion
