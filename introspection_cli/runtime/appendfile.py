@@ -7,6 +7,7 @@ a crash at any point leaves either the old file or the new one, never a mix.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +51,13 @@ def read_existing(path: Path) -> ExistingFile:
                          f"a calibration file (judges/<judge>{CALIBRATION_SUFFIX})") from None
     if not has_directory:
         raise UsageError(f"--append-to {path}: directory {target.parent} does not exist")
+    if target != path.absolute() and not target.name.endswith(CALIBRATION_SUFFIX):
+        raise UsageError(
+            f"--append-to {path} is a symbolic link to {target}, whose name does not end in "
+            f"{CALIBRATION_SUFFIX}; refusing to append rows to it (point the link at a "
+            "calibration file, or pass that file)"
+        )
+    _check_writable(path, target)
     try:
         content = read_file(target)
     except FileNotFoundError:
@@ -61,6 +69,17 @@ def read_existing(path: Path) -> ExistingFile:
     except OSError as exc:
         raise UsageError(f"--append-to {path}: cannot read it ({exc.strerror})") from None
     return _scan(target, content)
+
+
+def _check_writable(path: Path, target: Path) -> None:
+    """Before any request: the new file is renamed into ``target``'s directory, which must
+    be writable, and an existing file read-only to this user is not to be replaced."""
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--append-to {path}: the directory {target.parent} is not writable; "
+                         "nothing was requested")
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        raise UsageError(f"--append-to {path}: {target} is not writable; nothing was "
+                         "requested")
 
 
 def _scan(path: Path, content: bytes) -> ExistingFile:
@@ -148,7 +167,7 @@ def _compare_and_write(existing: ExistingFile, rows: list[bytes]) -> None:
             f"{existing.path} changed while exporting; nothing was written. Run the export again"
         )
     try:
-        atomic_write_bytes(existing.path, appended_content(existing, rows))
+        atomic_write_bytes(existing.path, appended_content(existing, rows), keep_owner=True)
     except OSError as exc:
         raise DataError(
             f"cannot write {existing.path} ({exc.strerror}); the file was left as it was"
