@@ -76,6 +76,8 @@ class StubBatchServer:
         #: Answer this many batch creations, then this many retrieves, with HTTP 500.
         self.failing_creations = 0
         self.failing_polls = 0
+        #: Bodies answered (with 200) to the next retrieves instead of the batch object.
+        self.bad_polls: list[bytes] = []
         #: Lines put before the results in every OpenAI output file (a misbehaving server).
         self.extra_output = b""
         self._ids = itertools.count(1)
@@ -327,6 +329,8 @@ def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
             parts = self.path.rstrip("/").split("/")
             if "batches" in parts and "results" not in parts and stub.take("polls"):
                 return self._json(500, {"error": {"message": "stub: poll failed"}})
+            if "batches" in parts and "results" not in parts and stub.bad_polls:
+                return self._json(200, stub.bad_polls.pop(0))
             if parts[:3] == ["", "v1", "batches"] and len(parts) == 4:
                 return self._found(stub.retrieve("openai", parts[3]))
             if parts[:3] == ["", "v1", "files"] and len(parts) == 5 and parts[4] == "content":

@@ -336,3 +336,27 @@ def test_a_batch_id_that_is_not_a_plain_id_is_refused(tmp_path: Path,
     assert "unusable id (../x\\n" in error and "\n" not in error
     with sqlite3.connect(tmp_path / "cache" / STORE_FILE) as db:
         assert db.execute("SELECT count(*) FROM batches").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    (b'{"id": "x", "padding": "' + b"y" * 4096 + b'"}', "larger than 1024 bytes; it was not read"),
+    (b"<html>a proxy</html>", "not a JSON object"),
+])
+def test_a_batch_object_is_read_under_a_size_cap_and_must_be_json(
+        body: bytes, reason: str, tmp_path: Path, batch_stub: StubBatchServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from introspection_cli.evaluation.batch import sdk_backend
+
+    monkeypatch.setattr(sdk_backend, "METADATA_BYTES", 1024)
+    batch_stub.bad_polls = [body] * 5
+    result = batch_run(recipe_of(tmp_path, ["VERDICT:pass"]))
+    ((outcome, error),) = outcomes(result)
+    assert outcome == "error" and error is not None
+    assert "could not be polled 5 times in a row" in error and reason in error
+
+
+def test_a_status_that_is_not_a_plain_word_is_unknown_and_polling_goes_on(
+        tmp_path: Path, batch_stub: StubBatchServer) -> None:
+    batch_stub.bad_polls = [b'{"id": "batch_2", "status": "completed\\n\\u001b[2J"}']
+    result = batch_run(recipe_of(tmp_path, ["VERDICT:pass"]))
+    assert outcomes(result) == [("pass", None)]

@@ -19,6 +19,7 @@ from introspection_cli.evaluation.batch.interface import (
     BatchState,
     ItemResult,
     provider_text,
+    status_word,
 )
 from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
 from introspection_cli.evaluation.providers.anthropic_provider import (
@@ -28,6 +29,7 @@ from introspection_cli.evaluation.providers.anthropic_provider import (
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
     ProviderServiceError,
+    token_count,
 )
 from introspection_cli.evaluation.verdict import VERDICT_TOOL_NAME
 
@@ -56,22 +58,28 @@ class AnthropicBatches(SdkBatches):
         # The SDK encodes the request list itself; ``encoded`` only sized the batch.
         requests = [{"custom_id": item.key, "params": request_body(item.request)}
                     for item in items]
-        with self.sdk_errors("creating the message batch"):
-            batch = await self._client.messages.batches.create(requests=requests)
-        return str(batch.id)
+        doing = "creating the message batch"
+        batch = await self.json_call(
+            self._client.messages.batches.with_streaming_response.create(requests=requests),
+            doing, payload_bytes=sum(len(line) for line in encoded))
+        return self.id_in(batch, doing)
 
     async def retrieve(self, batch_id: str) -> BatchState:
-        with self.sdk_errors(f"polling message batch {batch_id}", batch_id=batch_id):
-            batch = await self._client.messages.batches.retrieve(batch_id)
-        counts = batch.request_counts
-        pending = counts.processing or 0
-        done = sum(getattr(counts, name, 0) or 0
+        batch = await self.json_call(
+            self._client.messages.batches.with_streaming_response.retrieve(batch_id),
+            f"polling message batch {batch_id}", batch_id=batch_id)
+        status = status_word(batch.get("processing_status"))
+        counts = batch.get("request_counts")
+        counts = counts if isinstance(counts, dict) else {}
+        done = sum(token_count(counts.get(name))
                    for name in ("succeeded", "errored", "canceled", "expired"))
-        return BatchState(batch_id, batch.processing_status, batch.processing_status == "ended",
-                          done, done + pending)
+        return BatchState(batch_id, status, status == "ended", done,
+                          done + token_count(counts.get("processing")))
 
     async def results(self, state: BatchState, tool_names: Mapping[str, str]
                       ) -> AsyncIterator[tuple[str, ItemResult]]:
+        # The SDK's results() retrieves the batch once more (for its results_url), a
+        # batch object read whole by the SDK; the results themselves are streamed.
         response = self._client.messages.batches.with_streaming_response.results(
             state.batch_id)
         async for item in self.stream(response, state,

@@ -14,7 +14,6 @@ batch running at the provider: the next run resumes it.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,13 +26,11 @@ from introspection_cli.evaluation.batch.interface import (
     BatchState,
     ItemResult,
     ResultNotCollected,
-    provider_text,
 )
 from introspection_cli.evaluation.batch.store import BatchStore, StoredBatch
 from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ProviderAuthError,
-    ProviderBadResponse,
     ProviderError,
     ProviderServiceError,
     ProviderSettings,
@@ -44,8 +41,6 @@ BackendFactory = Callable[[str, ProviderSettings], BatchBackend]
 #: Polling never waits longer than this between two looks (unless asked to start longer).
 MAX_POLL_INTERVAL = 300.0
 _POLL_GROWTH = 1.5
-#: What a batch id may look like (OpenAI ``batch_...``, Anthropic ``msgbatch_...``).
-_BATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
 #: Failed polls in a row (after the SDK's retries) before a batch is left for the next run.
 _POLL_FAILURES = 5
 
@@ -201,10 +196,6 @@ async def _submit(run: _Run, backend: BatchBackend, chunk: Sequence[BatchItem],
                   encoded: Sequence[bytes]) -> _Tracked | None:
     try:
         batch_id = await backend.submit(chunk, encoded)
-        if not _BATCH_ID.fullmatch(batch_id):
-            # It goes into URLs, the store and messages: only a plain id will do.
-            raise ProviderBadResponse(f"the provider answered a new batch with an unusable "
-                                      f"id ({provider_text(batch_id[:40])})")
     except ProviderAuthError:
         raise
     except ProviderError as exc:

@@ -11,6 +11,7 @@ in the runner; a backend only reads the provider's formats.
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,10 @@ ItemResult = ModelReply | ProviderError
 
 #: The longest provider message kept in an error row.
 _MESSAGE_CHARS = 300
+#: What an id from the provider (a batch, a file) may look like: it goes into URLs,
+#: the batch store and messages, so nothing but a plain id will do.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
+_STATUS = re.compile(r"[a-z_]{1,40}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +118,18 @@ class BatchBackend(abc.ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release network resources."""
+
+
+def plain_id(value: object) -> str | None:
+    """``value`` if it is a plain id (OpenAI ``batch_...``, ``file-...``; Anthropic
+    ``msgbatch_...``), else None."""
+    return value if isinstance(value, str) and _PLAIN_ID.fullmatch(value) else None
+
+
+def status_word(value: object) -> str:
+    """A batch status as the provider sent it, if it is one plain word; else ``unknown``."""
+    return (value if isinstance(value, str) and _STATUS.fullmatch(value) is not None
+            else "unknown")
 
 
 def provider_text(value: object) -> str:

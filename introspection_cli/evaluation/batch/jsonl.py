@@ -104,6 +104,18 @@ async def _until(chunks: AsyncIterator[bytes], seconds: float, source: str
         yield chunk
 
 
+async def read_capped(chunks: AsyncIterator[bytes], cap: int, source: str) -> bytes:
+    """The whole stream ``chunks``, refused as soon as it passes ``cap`` bytes."""
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > cap:
+            size = f"{cap // 2**20} MiB" if cap % 2**20 == 0 else f"{cap} bytes"
+            raise ProviderServiceError(f"{source}: the answer is larger than {size}; it was "
+                                       "not read")
+    return bytes(body)
+
+
 def _object(line: bytes | None) -> dict[str, Any] | None:
     if line is None:
         return None

@@ -20,12 +20,15 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
+    plain_id,
     provider_text,
+    status_word,
 )
 from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
     ProviderServiceError,
+    token_count,
 )
 from introspection_cli.evaluation.providers.openai_provider import (
     reply_from_completion,
@@ -62,29 +65,30 @@ class OpenAIBatches(SdkBatches):
         return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
     async def submit(self, items: Sequence[BatchItem], encoded: Sequence[bytes]) -> str:
-        with self.sdk_errors("uploading the batch file"):
-            uploaded = await self._client.files.create(
-                file=("introspection-batch.jsonl", b"".join(encoded), "application/jsonl"),
-                purpose="batch")
-        with self.sdk_errors("creating the batch"):
-            batch = await self._client.batches.create(
-                input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h",
-                metadata={"created_by": "introspection judges eval --batch"})
-        return str(batch.id)
+        payload = b"".join(encoded)
+        doing = "uploading the batch file"
+        uploaded = await self.json_call(self._client.files.with_streaming_response.create(
+            file=("introspection-batch.jsonl", payload, "application/jsonl"), purpose="batch"),
+            doing, payload_bytes=len(payload))
+        file_id = self.id_in(uploaded, doing)
+        doing = "creating the batch"
+        batch = await self.json_call(self._client.batches.with_streaming_response.create(
+            input_file_id=file_id, endpoint=ENDPOINT, completion_window="24h",
+            metadata={"created_by": "introspection judges eval --batch"}), doing)
+        return self.id_in(batch, doing)
 
     async def retrieve(self, batch_id: str) -> BatchState:
-        with self.sdk_errors(f"polling batch {batch_id}", batch_id=batch_id):
-            batch = await self._client.batches.retrieve(batch_id)
-        counts = batch.request_counts
-        done = (counts.completed or 0) + (counts.failed or 0) if counts is not None else 0
-        failure = None
-        if batch.status == "failed":
-            errors = (batch.errors.data or []) if batch.errors is not None else []
-            reasons = [provider_text(e.message or e.code or "") for e in errors[:3]]
-            failure = "; ".join(reason for reason in reasons if reason) or "no reason given"
-        return BatchState(batch_id, batch.status, batch.status in _ENDED, done,
-                          counts.total if counts is not None else 0, failure=failure,
-                          results=(batch.output_file_id, batch.error_file_id))
+        batch = await self.json_call(self._client.batches.with_streaming_response.retrieve(
+            batch_id), f"polling batch {batch_id}", batch_id=batch_id)
+        status = status_word(batch.get("status"))
+        counts = batch.get("request_counts")
+        counts = counts if isinstance(counts, dict) else {}
+        failure = _batch_failure(batch) if status == "failed" else None
+        return BatchState(batch_id, status, status in _ENDED,
+                          token_count(counts.get("completed")) + token_count(counts.get("failed")),
+                          token_count(counts.get("total")), failure=failure,
+                          results=(plain_id(batch.get("output_file_id")),
+                                   plain_id(batch.get("error_file_id"))))
 
     async def results(self, state: BatchState, tool_names: Mapping[str, str]
                       ) -> AsyncIterator[tuple[str, ItemResult]]:
@@ -118,6 +122,16 @@ def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, s
         return custom_id, reply_from_completion(
             body, tool_names.get(custom_id, VERDICT_TOOL_NAME))
     return custom_id, ProviderServiceError(f"batch {batch_id}: {_failure(response, error)}")
+
+
+def _batch_failure(batch: dict[str, Any]) -> str:
+    """Why a ``failed`` batch failed: the first messages of its ``errors`` list."""
+    errors = batch.get("errors")
+    data = errors.get("data") if isinstance(errors, dict) else None
+    reasons = [provider_text(error.get("message") or error.get("code") or "")
+               for error in (data if isinstance(data, list) else [])[:3]
+               if isinstance(error, dict)]
+    return "; ".join(reason for reason in reasons if reason) or "no reason given"
 
 
 def _failure(response: object, error: object) -> str:

@@ -1,8 +1,17 @@
-"""What the two SDK-backed batch backends share: the client, its endpoint, error wrapping."""
+"""What the two SDK-backed batch backends share: the client, error wrapping, bounded reads.
+
+Every answer is read through the SDK's streaming responses, so its size is
+capped before it is held (a batch object: 16 MiB; results: line by line, in
+:mod:`.jsonl`), and every call has a wall-clock deadline covering the SDK's
+retries. Batch objects are read as plain JSON, leniently, as the direct path
+reads a chat completion.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -12,11 +21,25 @@ from introspection_cli.evaluation.batch.interface import (
     BatchGone,
     BatchState,
     ItemResult,
+    plain_id,
+    provider_text,
 )
-from introspection_cli.evaluation.batch.jsonl import json_lines
-from introspection_cli.evaluation.providers.interface import ProviderSettings, without_userinfo
+from introspection_cli.evaluation.batch.jsonl import json_lines, read_capped
+from introspection_cli.evaluation.providers.interface import (
+    ProviderBadResponse,
+    ProviderServiceError,
+    ProviderSettings,
+    without_userinfo,
+)
 from introspection_cli.evaluation.providers.sdk_client import SdkProvider
 from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
+
+#: The largest batch object (or file object) read: a failed batch lists its errors.
+METADATA_BYTES = 16 * 1024 * 1024
+#: The longest wait the SDKs make between two tries (they honour Retry-After up to it).
+_SDK_RETRY_WAIT_S = 120.0
+#: Seconds an upload may take per MB on top of the deadline (a 190 MB file: 12.7 min).
+_UPLOAD_SECONDS_PER_MB = 4.0
 
 #: Turns one result line (None: unreadable) into (custom_id, result), or None.
 LineReader = Callable[[dict[str, Any] | None], tuple[str, ItemResult] | None]
@@ -55,6 +78,43 @@ class SdkBatches(BatchBackend):
         except (self._base_error, ValueError) as exc:
             raise self._wrap(exc, doing) from exc
 
+    def deadline(self, payload_bytes: int = 0) -> float:
+        """Seconds one SDK call may take in all, its retries (and ``payload_bytes`` of
+        upload) included."""
+        retries = self._settings.max_retries
+        return ((retries + 1) * self._settings.timeout + retries * _SDK_RETRY_WAIT_S
+                + _UPLOAD_SECONDS_PER_MB * payload_bytes / 1e6)
+
+    async def json_call(self, response: Any, doing: str, *, batch_id: str | None = None,
+                        payload_bytes: int = 0) -> dict[str, Any]:
+        """The JSON object answered to ``response`` (an SDK ``with_streaming_response``
+        call, not yet entered), read under :data:`METADATA_BYTES` and a deadline."""
+        seconds = self.deadline(payload_bytes)
+        try:
+            with self.sdk_errors(doing, batch_id=batch_id):
+                async with asyncio.timeout(seconds), response as body:
+                    raw = await read_capped(body.iter_bytes(), METADATA_BYTES, doing)
+        except TimeoutError:
+            raise ProviderServiceError(
+                f"{doing}: no answer from {self.endpoint} within {seconds:g} s") from None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise ProviderBadResponse(
+                f"{doing}: {self.endpoint} answered with a body that is not a JSON object")
+        return value
+
+    def id_in(self, value: dict[str, Any], doing: str) -> str:
+        """The ``id`` of an object the provider answered, if it is a plain id."""
+        found = plain_id(value.get("id"))
+        if found is None:
+            raise ProviderBadResponse(
+                f"{doing}: {self.endpoint} answered with an unusable id "
+                f"({provider_text(str(value.get('id'))[:40])})")
+        return found
+
     def _wrap(self, exc: Exception, doing: str) -> Exception:
         error = wrap_sdk_error(exc, self._sdk, vendor=self._vendor, endpoint=self.endpoint,
                                settings=self._settings, key_env=self._key_env,
@@ -66,8 +126,17 @@ class SdkBatches(BatchBackend):
                      read: LineReader) -> AsyncIterator[tuple[str, ItemResult]]:
         """The results in the streamed ``response`` (an SDK ``with_streaming_response``
         call) of ``state``'s batch, each line turned into a result by ``read``."""
+        seconds = self.deadline()
         with self.sdk_errors(f"downloading {source}"):
-            async with response as body:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    async with asyncio.timeout(seconds):
+                        body = await stack.enter_async_context(response)
+                except TimeoutError:
+                    raise ProviderServiceError(
+                        f"downloading {source}: no answer within {seconds:g} s") from None
+                # The body has its own deadline, applied read by read (a timeout must
+                # not span the yields below).
                 lines = json_lines(body.iter_bytes(), expected=state.total,
                                    timeout=self._settings.timeout, source=source)
                 async for line in lines:
