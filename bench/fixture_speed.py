@@ -1,11 +1,12 @@
 """How fast is calibration-file verification, and does its memory stay flat?
 
 Generates calibration files of synthetic but realistic rows (judge_input about
-2 KB: messages, tool calls with input/output objects, feedback) in a temporary
-directory, then reports, in one run:
+2 KB: messages in several languages, tool calls with input/output objects,
+feedback; a third of the rows hold whole-number amounts such as ``117.0``, as
+exported tool outputs do) in a temporary directory, then reports, in one run:
 
 1. ``verify_calibration_file`` time per 1,000 rows of a 20,000-row file against
-   a plain ``json.loads`` of the same lines (the floor). Target: at most 4x.
+   a plain ``json.loads`` of the same lines (the floor). Target: at most 3x.
 2. Peak traced memory (tracemalloc) of the whole verification, every pass
    included, of a 100,000-row file against a 20,000-row file, each in a fresh
    subprocess. Target: at most 1.5x (flat: nothing may grow with the rows).
@@ -33,20 +34,30 @@ from tests.fixture.rowmaker import fixture_envelope
 
 _TOPICS = ("a duplicate charge", "a refund for order {n}", "invoice INV-{n}", "a failed payment",
            "changing the billing address", "a VAT number on invoice INV-{n}")
+_GREETINGS = ("Hello", "Grüß Gott", "Bonjour, c'est Zoë", "Hola, soy José", "Cześć",
+              "こんにちは")
 
 
 def make_row(index: int, rng: random.Random) -> dict[str, object]:
-    """One labelled judge_fixture row whose judge_input is roughly 2 KB."""
+    """One labelled judge_fixture row whose judge_input is roughly 2 KB.
+
+    Every third row's amounts are whole numbers written as floats (``117.0``),
+    which RFC 8785 writes differently from ``json.dumps`` (``117``).
+    """
     conversation_id = f"conv_bench_{index:07d}"
     invoice = f"INV-{rng.randint(1000, 9999)}"
     topic = rng.choice(_TOPICS).format(n=rng.randint(1000, 9999))
+    whole = index % 3 == 0
+    amount = float(rng.randint(10, 999)) if whole else rng.randint(1000, 99999) / 100
+    refund = float(rng.randint(5, 99)) if whole else 49.5
     events: list[dict[str, object]] = [
         {"type": "message", "role": "user", "id": "ev_1", "at": "2026-11-20T10:00:00Z",
-         "text": f"Hello, I need help with {topic}. I was billed on {invoice} and the amount "
-                 f"looks wrong compared to my plan, which should be €{rng.randint(10, 99)}.50 "
-                 "per month. Can you check what happened and fix it please?"},
+         "text": f"{rng.choice(_GREETINGS)}, I need help with {topic}. I was billed on "
+                 f"{invoice} and the amount looks wrong compared to my plan, which should be "
+                 f"€{rng.randint(10, 99)}.50 per month. Can you check what happened and fix "
+                 "it please?"},
         {"type": "tool", "name": "lookup_invoice", "input": {"invoice_id": invoice},
-         "output": {"amount": rng.randint(1000, 99999) / 100, "currency": "EUR", "charges": 2,
+         "output": {"amount": amount, "currency": "EUR", "charges": 2,
                     "status": "paid", "lines": [{"sku": "PLAN-PRO", "qty": 1},
                                                 {"sku": "SEAT", "qty": rng.randint(1, 9)}]},
          "status": "ok", "id": "ev_2", "at": "2026-11-20T10:00:02Z"},
@@ -57,7 +68,7 @@ def make_row(index: int, rng: random.Random) -> dict[str, object]:
         {"type": "message", "role": "user", "id": "ev_4", "at": "2026-11-20T10:01:10Z",
          "text": "Yes please, go ahead. Also, can you send me a corrected invoice by email?"},
         {"type": "tool", "name": "create_refund",
-         "input": {"invoice_id": invoice, "reason": "duplicate_charge", "amount": 49.5},
+         "input": {"invoice_id": invoice, "reason": "duplicate_charge", "amount": refund},
          "output": {"refund_id": f"RF-{rng.randint(100, 999)}", "state": "pending"},
          "status": "ok", "id": "ev_5", "at": "2026-11-20T10:01:12Z"},
         {"type": "message", "role": "assistant", "id": "ev_6", "at": "2026-11-20T10:01:15Z",
@@ -134,7 +145,7 @@ def measure(runs: int = 3, rows: int = 20_000, big_rows: int = 100_000) -> list[
     per_1k = 1000 / rows
     return [
         BenchResult(f"fixture: verify {rows // 1000}k rows (per 1k rows)", verify * per_1k, "s",
-                    "json.loads", floor * per_1k, 4.0),
+                    "json.loads", floor * per_1k, 3.0),
         BenchResult(f"fixture: peak memory {big_rows // 1000}k vs {rows // 1000}k rows",
                     big_peak / 1e6, "MB", f"{rows // 1000}k rows", small_peak / 1e6, 1.5),
     ]
