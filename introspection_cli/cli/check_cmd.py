@@ -16,6 +16,7 @@ class CheckFormat(StrEnum):
     text = "text"
     json = "json"
     github = "github"
+    sarif = "sarif"
 
 
 def check(
@@ -24,7 +25,8 @@ def check(
         help="Recipe directories, files inside recipes, or directories holding recipes. "
              "Default: the recipe at '.', else every recipe below it.")] = None,
     output_format: Annotated[CheckFormat, typer.Option(
-        "--format", help="Output format: text, json or github (workflow annotations).")]
+        "--format", help="Output format: text, json, github (workflow annotations) or sarif "
+                         "(SARIF 2.1.0, for code scanning).")]
         = CheckFormat.text,
     strict: Annotated[bool, typer.Option(
         "--strict", help="Treat warnings as failures (exit 1).")] = False,

@@ -1,9 +1,10 @@
-"""Reporters for ``introspection check``: text, json and github, picked by name.
+"""Reporters for ``introspection check``: text, json, github and sarif, picked by name.
 
 Text and GitHub output are read by people: one slip repeated on every row of a
 calibration file must not bury the rest, so they show at most
 :data:`REPEATS_SHOWN` diagnostics of one code per file and then one
-``… and N more (code)`` line. JSON is read by programs and keeps every diagnostic.
+``… and N more (code)`` line. JSON and SARIF (:mod:`check_sarif`) are read by
+programs and keep every diagnostic.
 """
 
 from __future__ import annotations
@@ -157,6 +158,12 @@ def render_github(results: Sequence[RecipeResult], *, color: bool = False) -> st
     return "\n".join(lines) + "\n"
 
 
+def _render_sarif(results: Sequence[RecipeResult], *, color: bool = False) -> str:
+    from introspection_cli.reporters.check_sarif import render_sarif  # only when asked for
+
+    return render_sarif(results)
+
+
 def _encodable(render: Callable[..., str]) -> Callable[..., str]:
     """``render`` with lone surrogates written as ``\\udXXX`` escapes.
 
@@ -173,4 +180,5 @@ REPORTERS: dict[str, Callable[..., str]] = {
     "text": _encodable(render_text),
     "json": _encodable(render_json),
     "github": _encodable(render_github),
+    "sarif": _encodable(_render_sarif),
 }
