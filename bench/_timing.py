@@ -55,21 +55,39 @@ def bench_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _timed(command: Sequence[str], cwd: Path | None, env: dict[str, str],
+           ok_codes: tuple[int, ...]) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=env)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in ok_codes:
+        raise SystemExit(f"{' '.join(command)} exited {result.returncode}:\n"
+                         f"{result.stdout.decode()[-2000:]}{result.stderr.decode()[-2000:]}")
+    return elapsed
+
+
 def median_wall(command: Sequence[str], *, runs: int = 7, cwd: Path | None = None,
                 ok_codes: tuple[int, ...] = (0,)) -> float:
     """Median wall-clock seconds of ``command`` over ``runs`` runs (after one warm-up)."""
-    times = []
     env = bench_env()
-    for attempt in range(runs + 1):
-        start = time.perf_counter()
-        result = subprocess.run(command, cwd=cwd, capture_output=True, check=False, env=env)
-        elapsed = time.perf_counter() - start
-        if result.returncode not in ok_codes:
-            raise SystemExit(f"{' '.join(command)} exited {result.returncode}:\n"
-                             f"{result.stdout.decode()[-2000:]}{result.stderr.decode()[-2000:]}")
-        if attempt:
-            times.append(elapsed)
-    return statistics.median(times)
+    _timed(command, cwd, env, ok_codes)
+    return statistics.median(_timed(command, cwd, env, ok_codes) for _ in range(runs))
+
+
+def paired_walls(ours: Sequence[str], baseline: Sequence[str], *, runs: int = 7,
+                 ok_codes: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """Median wall-clock seconds of ``ours`` and of ``baseline``, run alternately.
+
+    On a machine others share, the load drifts within seconds; alternating the two
+    commands (after a warm-up of each) exposes both to the same load, so their
+    ratio means something even when the absolute times do not.
+    """
+    env = bench_env()
+    _timed(ours, None, env, ok_codes)
+    _timed(baseline, None, env, (0,))
+    pairs = [(_timed(ours, None, env, ok_codes), _timed(baseline, None, env, (0,)))
+             for _ in range(runs)]
+    return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
 
 
 def _value(value: float | None, unit: str) -> str:
