@@ -21,7 +21,7 @@ places, on purpose (the test's oracle is ``jsonschema`` with these two meanings)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -49,27 +49,55 @@ class SchemaError:
     message: str
 
 
+Path = tuple[str | int, ...]
+#: One keyword's check: (validator, schema, keyword value, instance, path, errors found).
+Check = Callable[["Validator", dict[str, Any], Any, Any, Path, list[SchemaError]], None]
+
+
 class Validator:
-    """Validates instances against one root schema (local ``$ref`` only)."""
+    """Validates instances against one root schema (local ``$ref`` only).
+
+    Each subschema's checks are looked up once (:meth:`_plan`) and every check
+    appends to one list rather than yielding: ``check`` validates every judge
+    file on every commit, and generators nested once per schema level cost more
+    than the checks themselves.
+    """
 
     def __init__(self, root: dict[str, Any]) -> None:
         self.root = root
         _check_keywords(root)
+        # By id(): every subschema lives inside ``root``, which this object keeps alive.
+        self._plans: dict[int, list[tuple[Check, Any]]] = {}
+        self._refs: dict[str, dict[str, Any]] = {}
 
     def iter_errors(self, instance: Any) -> Iterator[SchemaError]:
-        yield from self._errors(self.root, instance, ())
+        found: list[SchemaError] = []
+        self.collect(self.root, instance, (), found)
+        return iter(found)
 
-    def _errors(self, schema: dict[str, Any], instance: Any,
-                path: tuple[str | int, ...]) -> Iterator[SchemaError]:
-        for keyword, value in schema.items():
-            check = _KEYWORDS.get(keyword)
-            if check is not None:
-                yield from check(self, schema, value, instance, path)
+    def collect(self, schema: dict[str, Any], instance: Any, path: Path,
+                found: list[SchemaError]) -> None:
+        """Append every error of ``instance`` (at ``path``) against ``schema`` to ``found``."""
+        plan = self._plans.get(id(schema))
+        if plan is None:
+            plan = self._plans[id(schema)] = [(_KEYWORDS[keyword], value)
+                                              for keyword, value in schema.items()
+                                              if keyword in _KEYWORDS]
+        for check, value in plan:
+            check(self, schema, value, instance, path, found)
 
     def is_valid(self, schema: dict[str, Any], instance: Any) -> bool:
-        return next(self._errors(schema, instance, ()), None) is None
+        found: list[SchemaError] = []
+        self.collect(schema, instance, (), found)
+        return not found
 
     def resolve(self, ref: str) -> dict[str, Any]:
+        node = self._refs.get(ref)
+        if node is None:
+            node = self._refs[ref] = self._resolve(ref)
+        return node
+
+    def _resolve(self, ref: str) -> dict[str, Any]:
         if not ref.startswith("#/"):
             raise UnsupportedSchema(f"only local $ref is supported, not {ref}")
         node: Any = self.root
@@ -212,102 +240,106 @@ def _translate_class(ecma: str, start: int, out: list[str]) -> int:
     return pos + 1
 
 
-Path = tuple[str | int, ...]
-
-
-def _type(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-          ) -> Iterator[SchemaError]:
+def _type(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+          found: list[SchemaError]) -> None:
     names = value if isinstance(value, list) else [value]
     if not any(_is_type(inst, n) for n in names):
-        yield _error("type", value, inst, s, path, f"{inst!r} is not of type {value!r}")
+        found.append(_error("type", value, inst, s, path, f"{inst!r} is not of type {value!r}"))
 
 
-def _enum(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-          ) -> Iterator[SchemaError]:
+def _enum(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+          found: list[SchemaError]) -> None:
     if not any(_equal(inst, option) for option in value):
-        yield _error("enum", value, inst, s, path, f"{inst!r} is not one of {value!r}")
+        found.append(_error("enum", value, inst, s, path, f"{inst!r} is not one of {value!r}"))
 
 
-def _const(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-           ) -> Iterator[SchemaError]:
+def _const(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+           found: list[SchemaError]) -> None:
     if not _equal(inst, value):
-        yield _error("const", value, inst, s, path, f"{value!r} was expected")
+        found.append(_error("const", value, inst, s, path, f"{value!r} was expected"))
 
 
-def _properties(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-                ) -> Iterator[SchemaError]:
+def _properties(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+                found: list[SchemaError]) -> None:
     if isinstance(inst, dict):
         for key, sub in value.items():
             if key in inst:
-                yield from v._errors(sub, inst[key], (*path, key))
+                v.collect(sub, inst[key], (*path, key), found)
 
 
-def _additional(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-                ) -> Iterator[SchemaError]:
+def _additional(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+                found: list[SchemaError]) -> None:
     if not isinstance(inst, dict):
         return
-    extra = [k for k in inst if k not in s.get("properties", {})]
+    known = s.get("properties", {})
+    extra = [k for k in inst if k not in known]
     if value is False and extra:
-        yield _error("additionalProperties", value, inst, s, path,
-                     f"Additional properties are not allowed ({', '.join(map(repr, extra))})")
+        found.append(_error("additionalProperties", value, inst, s, path,
+                            "Additional properties are not allowed "
+                            f"({', '.join(map(repr, extra))})"))
     elif isinstance(value, dict):
         for key in extra:
-            yield from v._errors(value, inst[key], (*path, key))
+            v.collect(value, inst[key], (*path, key), found)
 
 
-def _required(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-              ) -> Iterator[SchemaError]:
+def _required(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+              found: list[SchemaError]) -> None:
     if isinstance(inst, dict):
         for key in value:
             if key not in inst:
-                yield _error("required", value, inst, s, path, f"{key!r} is a required property")
+                found.append(_error("required", value, inst, s, path,
+                                    f"{key!r} is a required property"))
 
 
-def _items(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-           ) -> Iterator[SchemaError]:
+def _items(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+           found: list[SchemaError]) -> None:
     if isinstance(inst, list):
         for index, item in enumerate(inst):
-            yield from v._errors(value, item, (*path, index))
+            v.collect(value, item, (*path, index), found)
 
 
-def _bound(keyword: str, kind: type | tuple[type, ...], measure: Any, fails: Any) -> Any:
-    def check(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-              ) -> Iterator[SchemaError]:
+def _bound(keyword: str, kind: type | tuple[type, ...], measure: Callable[[Any], Any],
+           fails: Callable[[Any, Any], bool]) -> Check:
+    def check(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+              found: list[SchemaError]) -> None:
         if isinstance(inst, kind) and not isinstance(inst, bool) and fails(measure(inst), value):
-            yield _error(keyword, value, inst, s, path, f"{inst!r} fails {keyword} {value!r}")
+            found.append(_error(keyword, value, inst, s, path,
+                                f"{inst!r} fails {keyword} {value!r}"))
     return check
 
 
-def _pattern(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-             ) -> Iterator[SchemaError]:
+def _pattern(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+             found: list[SchemaError]) -> None:
     if isinstance(inst, str) and not _compiled(value).search(inst):
-        yield _error("pattern", value, inst, s, path, f"{inst!r} does not match {value!r}")
+        found.append(_error("pattern", value, inst, s, path,
+                            f"{inst!r} does not match {value!r}"))
 
 
-def _ref(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-         ) -> Iterator[SchemaError]:
-    yield from v._errors(v.resolve(value), inst, path)
+def _ref(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+         found: list[SchemaError]) -> None:
+    v.collect(v.resolve(value), inst, path, found)
 
 
-def _all_of(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-            ) -> Iterator[SchemaError]:
+def _all_of(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+            found: list[SchemaError]) -> None:
     for sub in value:
-        yield from v._errors(sub, inst, path)
+        v.collect(sub, inst, path, found)
 
 
-def _any_of(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-            ) -> Iterator[SchemaError]:
+def _any_of(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+            found: list[SchemaError]) -> None:
     if not any(v.is_valid(sub, inst) for sub in value):
-        yield _error("anyOf", value, inst, s, path, f"{inst!r} is not valid under any schema")
+        found.append(_error("anyOf", value, inst, s, path,
+                            f"{inst!r} is not valid under any schema"))
 
 
-def _if(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path
-        ) -> Iterator[SchemaError]:
+def _if(v: Validator, s: dict[str, Any], value: Any, inst: Any, path: Path,
+        found: list[SchemaError]) -> None:
     if "then" in s and v.is_valid(value, inst):
-        yield from v._errors(s["then"], inst, path)
+        v.collect(s["then"], inst, path, found)
 
 
-_KEYWORDS: dict[str, Any] = {
+_KEYWORDS: dict[str, Check] = {
     "$ref": _ref, "type": _type, "enum": _enum, "const": _const, "properties": _properties,
     "additionalProperties": _additional, "required": _required, "items": _items,
     "minItems": _bound("minItems", list, len, lambda m, b: m < b),
