@@ -18,7 +18,8 @@ def test_wheel_ships_schemas_and_installed_package_finds_them(tmp_path: Path) ->
     assert build.returncode == 0, build.stderr
     wheel = next((tmp_path / "dist").glob("introspection_cli-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    expected = {"judge", "agent", "skill", "judge-fixture", "eval-report"}
+    expected = {"judge", "agent", "skill", "judge-fixture", "eval-report", "eval-report-v1",
+                "certificate"}
     shipped = {Path(n).name.removesuffix(".schema.json") for n in names
                if n.startswith("introspection_cli/schemas/")}
     assert expected <= shipped

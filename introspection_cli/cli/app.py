@@ -14,7 +14,14 @@ from typing import Annotated, NoReturn
 import typer
 
 from introspection_cli import __version__
-from introspection_cli.cli import auth_cmd, check_cmd, conversations_cmd, judges_cmd, schema_cmd
+from introspection_cli.cli import (
+    auth_cmd,
+    check_cmd,
+    conversations_cmd,
+    judges_cmd,
+    schema_cmd,
+    trust_cmd,
+)
 from introspection_cli.errors import ExitCode, IntrospectionError
 
 app = typer.Typer(
@@ -54,6 +61,7 @@ def _root(
 
 check_cmd.register(app)
 schema_cmd.register(app)
+trust_cmd.register(judges_cmd.app)
 app.add_typer(judges_cmd.app, name="judges")
 app.add_typer(conversations_cmd.app, name="conversations")
 auth_cmd.register(app)

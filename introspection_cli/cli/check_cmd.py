@@ -30,6 +30,10 @@ def check(
         = CheckFormat.text,
     strict: Annotated[bool, typer.Option(
         "--strict", help="Treat warnings as failures (exit 1).")] = False,
+    require_certified: Annotated[bool, typer.Option(
+        "--require-certified",
+        help="Make a judge with calibration data but no valid certificate an error "
+             "(judge-not-certified), for CI.")] = False,
 ) -> None:
     """Validate recipe packages: SYSTEM.md, agents, skills, judges and calibration files.
 
@@ -43,7 +47,8 @@ def check(
     found = discover(paths or [])
     for raw in found.outside:
         sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
-    results = [check_recipe(root) for root in found.recipes]
+    results = [check_recipe(root, require_certified=require_certified)
+               for root in found.recipes]
     if results or output_format is CheckFormat.json:
         # JSON is always the SPEC §3.1 object, even with nothing checked (empty lists,
         # zero counts), so a consumer can always parse stdout.

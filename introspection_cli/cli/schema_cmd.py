@@ -9,7 +9,8 @@ import typer
 
 def schema(
     name: Annotated[str, typer.Argument(
-        help="Schema name: judge, agent, skill, judge-fixture or eval-report.")],
+        help="Schema name: judge, agent, skill, judge-fixture, eval-report, eval-report-v1 "
+             "or certificate.")],
 ) -> None:
     """Print a JSON Schema (Draft 2020-12), e.g. for yaml-language-server in your editor."""
     from introspection_cli.cli.stdout import write_stdout

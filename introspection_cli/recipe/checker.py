@@ -67,8 +67,12 @@ def display_path(path: Path) -> str:
     return absolute if relative.startswith("..") else relative
 
 
-def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult:
+def check_recipe(root: Path, *, verify_calibration: bool = True,
+                 require_certified: bool = False) -> RecipeResult:
     """Run every rule on the recipe at ``root`` (a directory containing SYSTEM.md).
+
+    ``require_certified`` makes a judge with calibration data but no valid
+    certificate an error (``judge-not-certified``).
 
     ``verify_calibration=False`` skips the row-level verification of calibration
     files (``judges eval`` verifies and lists rejected rows itself).
@@ -92,7 +96,7 @@ def check_recipe(root: Path, *, verify_calibration: bool = True) -> RecipeResult
             agents.append(info)
     result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills},
                                                     skill_dirs))
-    _check_judges(root / "judges", result, verify_calibration, real_root)
+    _check_judges(root / "judges", result, verify_calibration, real_root, require_certified)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
@@ -225,7 +229,7 @@ def _check_linked_directory(path: Path, result: RecipeResult, real_root: str) ->
 
 
 def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bool,
-                  real_root: str) -> None:
+                  real_root: str, require_certified: bool = False) -> None:
     listing = _listing(judges_dir, result, real_root)
     judge_files = _yaml_files(listing, result, real_root)
     stems = {p.name.removesuffix(p.suffix) for p, _ in judge_files}
@@ -257,6 +261,12 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
             found, rows = calibration_diagnostics(path, display)
             result.diagnostics.extend(found)
             result.checked.calibration_rows += rows
+    if verify_calibration:
+        from introspection_cli.recipe.certificate_rules import certificate_diagnostics
+
+        result.diagnostics.extend(certificate_diagnostics(
+            listing, stems, result.judges, display={p: display_path(p) for p in listing},
+            real_root=real_root, require_certified=require_certified))
 
 
 def is_recipe(path: Path) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 from introspection_cli.diagnostics import Diagnostic, warning
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
+CERTIFICATE_SUFFIX = ".certificate.json"
 #: The directories a recipe's rules read, and the names a slip gives them.
 RECIPE_DIRS = ("judges", "agents", "skills")
 _DIR_SLIPS = {name: plural for plural in RECIPE_DIRS for name in (plural, plural[:-1])}
@@ -81,7 +82,7 @@ def judges_entries(entries: Entries, judge_names: Collection[str]) -> list[Diagn
             found.append(_ignored(path, shown, path.name,
                                   f"calibration files are read only when named "
                                   f"<judge>{CALIBRATION_SUFFIX}: {hint}"))
-        else:
+        elif not path.name.endswith(CERTIFICATE_SUFFIX):  # read by the certificate rules
             found.extend(_yaml_slip(path, shown, names, "judge"))
     return found
 

@@ -172,7 +172,8 @@ def test_version_and_help_for_every_command() -> None:
         assert "Usage:" in result.stdout
 
 
-@pytest.mark.parametrize("name", ["judge", "agent", "skill"])
+@pytest.mark.parametrize("name", ["judge", "agent", "skill", "certificate", "eval-report",
+                                  "eval-report-v1"])
 def test_schema_command_prints_a_valid_draft_2020_12_schema(name: str) -> None:
     from jsonschema import Draft202012Validator
 

@@ -4,7 +4,7 @@ An expected diagnostic may also pin its ``message`` and ``hint`` (``null``: no
 hint), so that a case can state that the advice is right, not only that a
 problem was found. A case may also hold ``expected.txt``, the exact text output
 (summary line included), and ``expected.json`` a ``summary`` object, compared
-whole.
+whole, and ``args``, more arguments for ``check`` (``["--require-certified"]``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def _matches(got: dict[str, Any], want: dict[str, Any]) -> bool:
 def test_case_produces_exactly_its_expected_diagnostics(case: Path) -> None:
     expected_report = json.loads((case / "expected.json").read_text())
     expected = expected_report["diagnostics"]
-    result = run_cli(["check", ".", "--format", "json"], cwd=case)
+    result = run_cli(["check", ".", "--format", "json", *expected_report.get("args", [])],
+                     cwd=case)
     assert "Traceback" not in result.stderr
     report = json.loads(result.stdout)
     actual = report["diagnostics"]

@@ -1,0 +1,99 @@
+"""``introspection judges certify``, ``judges estimate`` and ``judges status``.
+
+The trust decisions on a judge: is it good enough (certify), what is the true
+pass rate behind the one it reports (estimate), and where its calibration
+stands (status). Thin like every command module: options become settings and
+the workflows in :mod:`introspection_cli.workflows` do the work, imported
+inside each command.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Protocol
+
+import typer
+
+from introspection_cli.cli.stdout import write_stdout
+
+_RECIPE = Annotated[Path, typer.Argument(
+    help="Recipe directory (the one containing SYSTEM.md). Default: the current directory.")]
+
+
+class _Outcome(Protocol):
+    @property
+    def stdout(self) -> str: ...
+
+    @property
+    def exit_code(self) -> int: ...
+
+    @property
+    def problems(self) -> tuple[str, ...]: ...
+
+
+def _finish(result: _Outcome, what: str) -> None:
+    """Print a result, its problems on stderr, and exit with its code."""
+    try:
+        write_stdout(result.stdout, what=what, quiet_epipe=True)
+    finally:  # the problems are said even when stdout failed
+        for problem in result.problems:
+            sys.stderr.write(f"introspection: {problem}\n")
+    raise typer.Exit(int(result.exit_code))
+
+
+def certify(
+    recipe: _RECIPE = Path("."),
+    judge: Annotated[str, typer.Option("--judge", metavar="NAME",
+                                       help="The judge to certify.")] = "",
+    bar: Annotated[float, typer.Option(
+        help="Both the TPR and the TNR lower bound (Wilson 95%) must reach this.")] = 0.8,
+    split: Annotated[str, typer.Option(
+        help="The split to certify on: test (held out by judges eval), dev or train.")] = "test",
+    max_error_rate: Annotated[float, typer.Option(
+        help="At most this share of the split's rows may be errors.")] = 0.05,
+    bar_na: Annotated[float | None, typer.Option(
+        help="Also require na_recall's lower bound (not_applicable rows judged "
+             "not_applicable or gated) to reach this.")] = None,
+    samples: Annotated[int, typer.Option(
+        min=1, help="Calls per row, majority vote (as in judges eval).")] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
+    provider: Annotated[str | None, typer.Option(
+        help="Use this provider instead of the judge's llm.provider.")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="Use this model instead of the judge's llm.model.")] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Neither read nor write the verdict cache.")] = False,
+    max_retries: Annotated[int, typer.Option(
+        min=0, help="Retries per request on 408, 409, 429, 5xx, timeouts and connection "
+                    "errors.")] = 2,
+    timeout: Annotated[float, typer.Option(
+        min=0.001, help="Seconds to wait for one model response.")] = 60.0,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Certify a judge on its held-out test rows, and write judges/NAME.certificate.json.
+
+    Certified when the Wilson 95% lower bounds of both TPR and TNR reach --bar
+    and at most --max-error-rate of the rows are errors; insufficient data when
+    the split holds too few pass or fail rows for even a perfect judge (16 of
+    each at 0.80), decided before any model call. Exit codes: 0 certified; 1 not
+    certified or insufficient data; 2 usage error, an API key missing or
+    rejected; 3 rows failed at the model provider after retries.
+    """
+    from introspection_cli.errors import UsageError
+    from introspection_cli.evaluation.runner import EvalOptions
+    from introspection_cli.workflows.certify import CertifySettings, certify_judge
+
+    if not judge:
+        raise UsageError("judges certify needs --judge NAME: certificates are per judge")
+    options = EvalOptions(judges=(judge,), samples=samples, concurrency=concurrency,
+                          provider=provider, model=model, use_cache=not no_cache,
+                          max_retries=max_retries, timeout=timeout)
+    settings = CertifySettings(judge=judge, bar=bar, split=split, max_error_rate=max_error_rate,
+                               bar_na=bar_na, fmt=fmt)
+    _finish(certify_judge(recipe, options, settings), f"the {fmt} certification")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``certify``, ``estimate`` and ``status`` to the ``judges`` app."""
+    app.command("certify")(certify)

@@ -1,0 +1,201 @@
+"""``judges certify`` and ``check``'s certificate rules, end to end through the real SDKs.
+
+Every certificate here is written by the test, in its temporary directory, from
+the scripted stub model server: it is test data, never a result.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from introspection_cli.resources import load_schema
+from tests.conftest import run_cli
+from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE, fixture_row, write_recipe
+from tests.evaluation.stub_model_server import StubModelServer
+
+
+def _rows(passes: int, fails: int, *, wrong_passes: int = 0,
+          split: str = "test") -> list[dict[str, Any]]:
+    """Rows the stub judges right (``VERDICT:`` = the label), but ``wrong_passes`` pass rows
+    it fails."""
+    rows = [fixture_row(f"{split}_pass_{i}",
+                        f"hi {i} VERDICT:{'fail' if i < wrong_passes else 'pass'}",
+                        expected="pass", split=split) for i in range(passes)]
+    rows += [fixture_row(f"{split}_fail_{i}", f"hi {i} VERDICT:fail", expected="fail",
+                         split=split) for i in range(fails)]
+    return rows
+
+
+def _recipe(root: Path, rows: list[dict[str, Any]], judge: str = UNGATED_JUDGE) -> Path:
+    return write_recipe(root, {"helpful": (judge, rows)})
+
+
+def certify(root: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(["judges", "certify", str(root), "--judge", "helpful", "--max-retries", "0",
+                    "--timeout", "5", *args], env={"INTROSPECTION_CACHE_DIR": str(cache)})
+
+
+def check(root: Path, *args: str) -> dict[str, Any]:
+    result = run_cli(["check", str(root), "--format", "json", *args])
+    assert "Traceback" not in result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    report["returncode"] = result.returncode
+    return report
+
+
+def _codes(report: dict[str, Any]) -> list[str]:
+    return [d["code"] for d in report["diagnostics"]]
+
+
+def _stale_message(report: dict[str, Any]) -> str:
+    (stale,) = [d for d in report["diagnostics"] if d["code"] == "certificate-stale"]
+    return str(stale["message"])
+
+
+def test_certificate_round_trip(tmp_path: Path, stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16) + _rows(3, 3, split="dev"))
+    result = certify(root, tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert "certified: wrote" in result.stdout
+    assert len(stub.requests) == 32  # the test split only: dev rows are not evaluated
+    certificate_file = root / "judges" / "helpful.certificate.json"
+    certificate = json.loads(certificate_file.read_text())
+    jsonschema.validate(certificate, load_schema("certificate"))
+    assert (certificate["split"], certificate["n"], certificate["errors"]) == ("test", 32, 0)
+    assert certificate["tpr"]["n"] == certificate["tnr"]["n"] == 16
+    assert not list((root / "judges").glob(".*.tmp"))  # written atomically, nothing left
+
+    clean = check(root, "--require-certified")
+    assert clean["returncode"] == 0 and clean["diagnostics"] == []
+
+    judge_file = root / "judges" / "helpful.yaml"
+    original = judge_file.read_text()
+    judge_file.write_text(original.replace("Return pass when the agent helped",
+                                           "Return pass when the agent assisted"))
+    edited = check(root)
+    assert edited["returncode"] == 0  # a warning: the build is not broken by it
+    assert _codes(edited) == ["certificate-stale"]
+    assert _stale_message(edited).endswith("stale: instructions changed since it was certified")
+
+    judge_file.write_text(original)
+    assert check(root)["diagnostics"] == []  # the same judge again: valid again
+    calibration = root / "judges" / "helpful.calibration.jsonl"
+    lines = calibration.read_text().splitlines(keepends=True)
+    lines[0] = lines[0].replace('"expected": "pass"', '"expected": "fail"')
+    calibration.write_text("".join(lines))
+    relabelled = check(root)
+    assert _stale_message(relabelled).endswith("stale: rows changed since it was certified")
+    required = check(root, "--require-certified")
+    assert required["returncode"] == 1
+    assert sorted(_codes(required)) == ["certificate-stale", "judge-not-certified"]
+
+
+def test_too_few_rows_is_insufficient_data_before_any_call(tmp_path: Path,
+                                                           stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(10, 20))
+    result = certify(root, tmp_path / "cache", "--format", "json")
+    assert result.returncode == 1
+    payload = json.loads(result.stdout)
+    assert payload["decision"] == "insufficient_data"
+    assert payload["needed"] == {"pass": 6, "fail": 0}
+    assert stub.requests == []
+    assert not (root / "judges" / "helpful.certificate.json").exists()
+    text = certify(root, tmp_path / "cache")
+    assert "insufficient data:" in text.stdout and "label 6 more pass rows" in text.stdout
+
+
+def test_a_missed_bound_is_not_certified_and_writes_nothing(tmp_path: Path,
+                                                           stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=3))
+    result = certify(root, tmp_path / "cache")
+    assert result.returncode == 1
+    assert "not certified:" in result.stdout and "tpr is 0.850 over 20 rows" in result.stdout
+    assert "judge helpful: not certified: tpr is 0.850" in result.stderr
+    assert not (root / "judges" / "helpful.certificate.json").exists()
+
+
+def test_a_provider_failure_exits_3_and_writes_no_certificate(tmp_path: Path,
+                                                              stub: StubModelServer) -> None:
+    rows = [*_rows(16, 16), fixture_row("broken", "FAULT:500-always", expected="pass",
+                                        split="test")]
+    root = _recipe(tmp_path / "r", rows)
+    result = certify(root, tmp_path / "cache", "--max-error-rate", "0.5")
+    assert result.returncode == 3, result.stderr
+    assert "no certificate was written" in result.stderr
+    assert not (root / "judges" / "helpful.certificate.json").exists()
+
+
+def test_certify_warns_when_the_test_rows_were_seen_under_another_version(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    cache = tmp_path / "cache"
+    first = certify(root, cache, "--format", "json")
+    assert json.loads(first.stdout)["test_fingerprints_seen"] == 1
+    judge_file = root / "judges" / "helpful.yaml"
+    judge_file.write_text(judge_file.read_text().replace("helped", "assisted"))
+    second = certify(root, cache, "--format", "json")
+    assert second.returncode == 0
+    assert json.loads(second.stdout)["test_fingerprints_seen"] == 2
+    assert "optimistic" in second.stderr
+    certificate = json.loads((root / "judges" / "helpful.certificate.json").read_text())
+    assert certificate["test_fingerprints_seen"] == 2
+
+
+def test_a_gated_judge_counts_gate_misses_towards_na_recall(tmp_path: Path,
+                                                           stub: StubModelServer) -> None:
+    rows = [fixture_row(f"p{i}", f"refund {i} VERDICT:pass", expected="pass", split="test")
+            for i in range(16)]
+    rows += [fixture_row(f"f{i}", f"refund {i} VERDICT:fail", expected="fail", split="test")
+             for i in range(16)]
+    rows += [fixture_row(f"n{i}", "what time is it", expected="not_applicable", split="test")
+             for i in range(4)]
+    root = write_recipe(tmp_path / "r", {"helpful": (GATED_JUDGE.replace("billing", "helpful"),
+                                                      rows)})
+    result = certify(root, tmp_path / "cache", "--format", "json", "--bar-na", "0.5")
+    payload = json.loads(result.stdout)
+    assert payload["na_recall"]["value"] == 1.0 and payload["na_recall"]["n"] == 4
+    assert payload["decision"] == "certified", payload["reasons"]
+    assert len(stub.requests) == 32  # gate misses cost no call
+
+
+def test_a_model_override_is_certified_but_reported_stale(tmp_path: Path,
+                                                          stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    result = certify(root, tmp_path / "cache", "--model", "other-model")
+    assert result.returncode == 0
+    assert "reports it stale until the judge file names what was certified" in result.stderr
+    assert _stale_message(check(root)).endswith(
+        "stale: model or parameters changed since it was certified")
+
+
+@pytest.mark.parametrize("args", [["--bar", "1"], ["--bar", "nan"], ["--split", "unsplit"],
+                                  ["--max-error-rate", "2"], ["--format", "xml"]])
+def test_bad_options_are_usage_errors_before_any_call(tmp_path: Path, stub: StubModelServer,
+                                                      args: list[str]) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    result = certify(root, tmp_path / "cache", *args)
+    assert result.returncode == 2, result.stderr
+    assert stub.requests == []
+
+
+def test_unknown_judge_and_missing_judge_option_are_usage_errors(tmp_path: Path) -> None:
+    root = _recipe(tmp_path / "r", _rows(1, 1))
+    unknown = run_cli(["judges", "certify", str(root), "--judge", "nope"])
+    assert unknown.returncode == 2 and "no judge named nope" in unknown.stderr
+    missing = run_cli(["judges", "certify", str(root)])
+    assert missing.returncode == 2 and "--judge NAME" in missing.stderr
+
+
+def test_a_certificate_that_is_a_fifo_is_never_opened(tmp_path: Path) -> None:
+    import os
+
+    root = _recipe(tmp_path / "r", _rows(1, 1))
+    os.mkfifo(root / "judges" / "helpful.certificate.json")
+    report = check(root)
+    assert "not-a-file" in _codes(report)
