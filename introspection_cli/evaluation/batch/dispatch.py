@@ -14,7 +14,7 @@ batch running at the provider: the next run resumes it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -35,8 +35,6 @@ from introspection_cli.evaluation.providers.interface import (
     ProviderServiceError,
     ProviderSettings,
 )
-
-BackendFactory = Callable[[str, ProviderSettings], BatchBackend]
 
 #: Polling never waits longer than this between two looks (unless asked to start longer).
 MAX_POLL_INTERVAL = 300.0
@@ -110,8 +108,7 @@ class _Run:
 async def send_in_batches(items: Mapping[str, Sequence[BatchItem]],
                           settings: Mapping[str, ProviderSettings], *, store_dir: Path,
                           options: BatchOptions, sink: ResultSink,
-                          events: BatchEvents | None = None,
-                          backend_factory: BackendFactory | None = None) -> BatchRunResult:
+                          events: BatchEvents | None = None) -> BatchRunResult:
     """Get a result for every item (by provider name) into ``sink`` through that
     provider's batch API; batch ids are kept in ``store_dir``.
 
@@ -121,9 +118,11 @@ async def send_in_batches(items: Mapping[str, Sequence[BatchItem]],
     store = BatchStore(store_dir)
     run = _Run(store, sink, events, options,
                {item.key: item.request.tool_name for group in items.values() for item in group})
-    factory = backend_factory or create_backend
-    backends = {name: factory(name, settings[name]) for name in items if items[name]}
+    backends: dict[str, BatchBackend] = {}
     try:
+        for name in items:
+            if items[name]:
+                backends[name] = create_backend(name, settings[name])
         tracked: list[_Tracked] = []
         for name, backend in backends.items():
             tracked += await _resume(run, backend, {item.key: item for item in items[name]})
