@@ -197,6 +197,34 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
         'judges/<x>.calibration.jsonl with no judges/<x>.yaml (or judges/<x>.yml)',
         'rename it or add the judge',
     ),
+    'certificate-invalid': (
+        'error',
+        'not a certificate: not JSON (the line is named), not UTF-8, a repeated key, '
+        'not matching schemas/certificate.schema.json (the JSON path is named), naming '
+        'another judge than its file name, or a TPR or TNR lower bound below its own '
+        'bar',
+        'certify the judge again: introspection judges certify --judge <x> replaces it',
+    ),
+    'certificate-orphan': (
+        'error',
+        'judges/<x>.certificate.json with no judges/<x>.yaml (or .yml)',
+        'delete it, or restore the judge it certifies',
+    ),
+    'certificate-stale': (
+        'warning',
+        'the judge or its rows changed since it was certified; the message names what: '
+        'instructions, gate, model or parameters (provider, model, temperature, '
+        'max_output_tokens), harness (the prompt templates and verdict tool of this '
+        'introspection version) and rows (a row of the certified split added, removed, '
+        'relabelled or re-exported)',
+        'certify it again; a certificate that is stale certifies nothing',
+    ),
+    'judge-not-certified': (
+        'error',
+        'only with check --require-certified: a judge with a calibration file and no '
+        'valid certificate (none, stale or invalid)',
+        'certify it: introspection judges certify --judge <x>',
+    ),
     'file-ignored': (
         'warning',
         'a file or directory inside the recipe that no rule reads but that looks meant '
