@@ -1,33 +1,52 @@
-"""An on-disk cache of successful verdicts, shared safely by concurrent runs.
+"""An on-disk cache of successful verdicts: shared by concurrent runs, and disposable.
 
-SQLite in WAL mode with a busy timeout: two ``judges eval`` processes may read
-and write the same cache at once. The key covers everything that can change a
-verdict (provider, model, endpoint, parameters, the exact messages, the tool
-schema, the sample index), so editing one rubric re-calls only that judge.
-Only valid verdicts are stored; errors are retried on the next run. The API key
-is never part of a key or a value.
+SQLite in WAL mode: two ``judges eval`` processes may read and write the same
+cache at once (a reader never waits for a writer; writers wait briefly for each
+other). Only valid verdicts are stored; errors are retried on the next run. The
+keys are :mod:`~introspection_cli.evaluation.cache_keys`'; the API key is never
+part of a key or a value.
+
+The cache only saves money, so it never stops or stalls a run:
+
+* a corrupt database (not a database, truncated, a malformed page, found when
+  opened or when read) is renamed aside (``verdicts.sqlite3.corrupt-<time>``)
+  and a fresh one made, with a warning;
+* a read-only cache is read but not written; one that cannot be opened at all, or
+  is locked by another process (a reader waits at most ``_READ_TIMEOUT_S``, a
+  writer ``_WRITE_TIMEOUT_S``, once: then that side is given up), is used as far as
+  it can be, with a warning;
+* :class:`CacheWorker` runs every read and write on one worker thread, so the
+  event loop never waits for the disk or a lock.
 """
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import os
 import sqlite3
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from introspection_cli.errors import ConfigError
-from introspection_cli.evaluation.providers.interface import ModelRequest, without_userinfo
+from introspection_cli.evaluation.cache_keys import KEY_VERSION, KeyMaker, cache_key
 from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, validate_verdict
-from introspection_cli.fixture.canonical import canonical_json
+
+__all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "KEY_VERSION", "CacheWorker", "KeyMaker",
+           "VerdictCache", "cache_key", "default_cache_dir"]
 
 CACHE_DIR_ENV = "INTROSPECTION_CACHE_DIR"
 CACHE_FILE = "verdicts.sqlite3"
-#: Bumped when the key layout changes, so old entries are simply never hit again.
-KEY_VERSION = 1
-_BUSY_TIMEOUT_S = 30.0
+#: How long one read waits for a lock another process holds before reads are given up.
+_READ_TIMEOUT_S = 0.5
+#: How long one write waits for another writer (a concurrent run's batch takes
+#: milliseconds) before writes are given up.
+_WRITE_TIMEOUT_S = 2.0
 #: Verdicts are written in batches: one transaction per verdict costs more than the call
 #: saves at high concurrency. An interrupted run loses at most this many.
 _BATCH = 32
+#: Keys per SELECT (SQLite allows at least 999 parameters).
+_LOOKUP_CHUNK = 500
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -49,57 +68,147 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("introspection"))
 
 
-def cache_key(*, provider: str, endpoint: str, request: ModelRequest, sample: int) -> str:
-    """SHA-256 over the canonical JSON of everything that determines one sample's answer."""
-    material = {
-        "v": KEY_VERSION,
-        "provider": provider,
-        "endpoint": without_userinfo(endpoint),  # credentials in a URL are not an identity
-        "model": request.model,
-        "parameters": {"temperature": request.temperature,
-                       "max_output_tokens": request.max_output_tokens},
-        "messages": [{"role": "system", "content": request.system},
-                     {"role": "user", "content": request.user}],
-        "tool": {"name": request.tool_name, "description": request.tool_description,
-                 "schema": dict(request.tool_schema)},
-        "sample": sample,
-    }
-    # canonical_json gives the rfc8785 package's bytes (so keys are unchanged), through
-    # the C JSON encoder unless the text needs the reference: ~10x faster on prompts.
-    return hashlib.sha256(canonical_json(material)).hexdigest()
-
-
 class VerdictCache:
-    """Get and put verdicts by :func:`cache_key`. Use as a context manager."""
+    """Get and put verdicts by key. Use as a context manager, from one thread at a time.
+
+    ``warnings`` says, one line each, what the cache could not do (read, write, its
+    old content); ``write_failures`` counts verdicts that were not saved because a
+    write failed.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / CACHE_FILE
         self.write_failures = 0
+        self.warnings: list[str] = []
         self._pending: list[tuple[str, str, str]] = []
+        self._db: sqlite3.Connection | None = None
+        self.readable = self.writable = False
+        self._write_failed = False  # writes stopped after a failure: count what is lost
+        self._open()
+
+    # -- opening -------------------------------------------------------------------
+
+    def _open(self) -> None:
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S,
-                                       isolation_level=None)
-            self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self._give_up(f"cannot create its directory ({exc.strerror or exc})")
+            return
+        try:
+            self._db = self._connect(str(self.path), uri=False)
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(
-                f"cannot open the verdict cache at {self.path}: {exc}; set "
-                f"{CACHE_DIR_ENV} to a writable directory or pass --no-cache") from exc
+            self._db.execute("SELECT 1 FROM verdicts LIMIT 1").fetchall()
+            self.readable = self.writable = True
+        except sqlite3.Error as exc:
+            self._close_db()
+            if _is_corrupt(exc):
+                self._start_afresh(exc)
+            elif _is_read_only(exc):
+                self._open_read_only()
+            elif _is_busy(exc):
+                self._give_up("it is locked by another process")
+            else:
+                self._give_up(f"it cannot be opened ({exc})")
+
+    @staticmethod
+    def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
+        # check_same_thread=False: CacheWorker opens on the caller's thread and then
+        # uses the connection on its worker thread only, one operation at a time.
+        db = sqlite3.connect(target, uri=uri, timeout=_READ_TIMEOUT_S, isolation_level=None,
+                             check_same_thread=False)
+        db.execute(f"PRAGMA busy_timeout = {int(_READ_TIMEOUT_S * 1000)}")
+        return db
+
+    def _open_read_only(self) -> None:
+        """Read a cache this process may not write (WAL needs a writable directory; an
+        immutable open reads the database file alone)."""
+        if not self.path.is_file():
+            self._give_up("its directory is read-only")
+            return
+        location = self.path.resolve().as_uri()
+        for options in ("mode=ro", "mode=ro&immutable=1"):
+            try:
+                db = self._connect(f"{location}?{options}", uri=True)
+                db.execute("SELECT 1 FROM verdicts LIMIT 1").fetchall()
+            except sqlite3.Error:
+                continue
+            self._db, self.readable = db, True
+            self.warnings.append(f"the verdict cache {self.path} is read-only: verdicts are "
+                                 "read from it, and this run's are not saved")
+            return
+        self._give_up("it is read-only and cannot be read either")
+
+    def _start_afresh(self, exc: sqlite3.Error) -> None:
+        """Move a corrupt database (and its WAL) aside and make a new, empty one."""
+        self._close_db()
+        aside = self._aside_name()
+        try:
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):
+                side = Path(f"{self.path}{suffix}")
+                if side.exists():
+                    if suffix == "-wal":
+                        os.replace(side, f"{aside}{suffix}")
+                    else:
+                        side.unlink()
+        except OSError as error:
+            self._give_up(f"it is corrupt ({exc}) and cannot be moved aside "
+                          f"({error.strerror or error})")
+            return
+        self.warnings.append(f"the verdict cache {self.path} was corrupt ({exc}); it was moved "
+                             f"aside to {aside.name} and a fresh one started, so verdicts it "
+                             "held are asked for again")
+        self._open()
+
+    def _aside_name(self) -> Path:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        candidate = self.path.with_name(f"{CACHE_FILE}.corrupt-{stamp}")
+        number = 1
+        while candidate.exists():
+            number += 1
+            candidate = self.path.with_name(f"{CACHE_FILE}.corrupt-{stamp}-{number}")
+        return candidate
+
+    def _give_up(self, reason: str) -> None:
+        self._close_db()
+        self.readable = self.writable = False
+        self.warnings.append(f"the verdict cache {self.path} is not used: {reason}; this run "
+                             "neither reads nor saves verdicts")
+
+    def _close_db(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # -- reading -------------------------------------------------------------------
 
     def get(self, key: str) -> ParsedVerdict | None:
         """The cached verdict for ``key``; ``None`` when absent or no longer valid."""
-        try:
-            row = self._db.execute(
-                "SELECT verdict, reasoning FROM verdicts WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error:
-            return None  # an unreadable entry is a miss, not a failed run
-        if row is None:
-            return None
-        parsed = validate_verdict({"verdict": row[0], "reasoning": row[1]})
-        return None if isinstance(parsed, InvalidReply) else parsed
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, ParsedVerdict]:
+        """The cached verdicts among ``keys`` (valid ones only), read in a few queries."""
+        found: dict[str, ParsedVerdict] = {}
+        for start in range(0, len(keys), _LOOKUP_CHUNK):
+            if not self.readable or self._db is None:
+                break
+            chunk = keys[start:start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            try:
+                rows = self._db.execute(f"SELECT key, verdict, reasoning FROM verdicts "  # noqa: S608
+                                        f"WHERE key IN ({marks})", chunk).fetchall()
+            except sqlite3.Error as exc:
+                self._failed("read", exc)  # a fresh cache after corruption holds nothing
+                break
+            for key, verdict, reasoning in rows:
+                parsed = validate_verdict({"verdict": verdict, "reasoning": reasoning})
+                if not isinstance(parsed, InvalidReply):
+                    found[key] = parsed
+        return found
+
+    # -- writing -------------------------------------------------------------------
 
     def put(self, key: str, verdict: ParsedVerdict) -> None:
         """Queue a valid verdict for writing; written in batches and on :meth:`close`."""
@@ -108,11 +217,21 @@ class VerdictCache:
             self.flush()
 
     def flush(self) -> None:
-        """Write queued verdicts in one transaction. A failed write is counted, never fatal."""
-        if not self._pending:
-            return
+        """Write the queued verdicts in one transaction."""
         batch, self._pending = self._pending, []
+        self.write(batch)
+
+    def write(self, batch: Sequence[tuple[str, str, str]]) -> None:
+        """Write ``(key, verdict, reasoning)`` rows in one transaction. A failed write is
+        counted and warned about once, never raised."""
+        if not batch:
+            return
+        if not self.writable or self._db is None:
+            if self._write_failed:
+                self.write_failures += len(batch)
+            return  # otherwise read-only or not used: a warning says so already
         try:
+            self._db.execute(f"PRAGMA busy_timeout = {int(_WRITE_TIMEOUT_S * 1000)}")
             with self._db:  # the connection is in autocommit mode: open a transaction
                 # IMMEDIATE takes the write lock now, waiting (busy_timeout) for another
                 # run's write to finish, instead of failing when a read upgrades.
@@ -120,15 +239,105 @@ class VerdictCache:
                 self._db.executemany(
                     "INSERT OR REPLACE INTO verdicts (key, verdict, reasoning) VALUES (?, ?, ?)",
                     batch)
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             self.write_failures += len(batch)
+            self._failed("write", exc)
+        finally:
+            if self._db is not None:
+                self._db.execute(f"PRAGMA busy_timeout = {int(_READ_TIMEOUT_S * 1000)}")
+
+    def _failed(self, doing: str, exc: sqlite3.Error) -> None:
+        """A read or write failed: start afresh when corrupt, else stop doing it."""
+        if _is_corrupt(exc) and self.writable:
+            self._start_afresh(exc)
+            return
+        reason = "it is locked by another process" if _is_busy(exc) else str(exc)
+        if doing == "read":
+            self.readable = False
+            self.warnings.append(f"the verdict cache {self.path} could not be read ({reason}); "
+                                 "this run reads no more verdicts from it")
+        else:
+            self.writable, self._write_failed = False, True
+            self.warnings.append(f"the verdict cache {self.path} could not be written "
+                                 f"({reason}); this run saves no more verdicts in it")
 
     def close(self) -> None:
         self.flush()
-        self._db.close()
+        self._close_db()
 
     def __enter__(self) -> VerdictCache:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _error_name(exc: sqlite3.Error) -> str:
+    return getattr(exc, "sqlite_errorname", "") or ""
+
+
+def _is_corrupt(exc: sqlite3.Error) -> bool:
+    name = _error_name(exc)
+    return name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB"
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    name = _error_name(exc)
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    name = _error_name(exc)
+    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM",
+                            "SQLITE_AUTH"))
+
+
+class CacheWorker:
+    """A :class:`VerdictCache` used from the event loop: each read and write runs on one
+    worker thread, in order, so the loop never waits for the disk or a lock."""
+
+    def __init__(self, cache: VerdictCache) -> None:
+        self.cache = cache
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verdict-cache")
+        self._pending: list[tuple[str, str, str]] = []
+
+    def lookup_soon(self, keys: Sequence[str]) -> asyncio.Future[dict[str, ParsedVerdict]]:
+        """The cached verdicts among ``keys``: the read starts now, on the worker."""
+        loop = asyncio.get_running_loop()
+        if not self.cache.readable or not keys:
+            future: asyncio.Future[dict[str, ParsedVerdict]] = loop.create_future()
+            future.set_result({})
+            return future
+        return loop.run_in_executor(self._executor, self.cache.get_many, keys)
+
+    async def lookup(self, keys: Sequence[str]) -> dict[str, ParsedVerdict]:
+        """The cached verdicts among ``keys``."""
+        return await self.lookup_soon(keys)
+
+    def put(self, key: str, verdict: ParsedVerdict) -> None:
+        """Queue a verdict; a full batch is handed to the worker, not waited for."""
+        self._pending.append((key, verdict.verdict, verdict.reasoning))
+        if len(self._pending) >= _BATCH:
+            self._submit()
+
+    def _submit(self) -> None:
+        batch, self._pending = self._pending, []
+        self._executor.submit(self.cache.write, batch)
+
+    async def flush(self) -> bool:
+        """Write what is queued now; False when some verdicts could not be written (or the
+        cache takes none: read-only, or not used)."""
+        failures = self.cache.write_failures
+        batch, self._pending = self._pending, []
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self.cache.write, batch)
+        return self.cache.writable and self.cache.write_failures == failures
+
+    async def aclose(self) -> None:
+        """Write what is queued and close the database, on the worker."""
+        self._submit()
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, self.cache.close)
+        finally:
+            self._executor.shutdown(wait=True)

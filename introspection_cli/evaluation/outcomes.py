@@ -55,10 +55,22 @@ class JudgeRun:
 
 @dataclass(slots=True)
 class Usage:
+    """What a run cost and how it went with the provider.
+
+    ``input_tokens`` counts every input token, of which ``cached_input_tokens`` were
+    read from the provider's prompt cache and ``cache_write_tokens`` written to it.
+    ``rate_limited`` counts 429 answers; ``concurrency`` is where the number of calls
+    in flight settled (the lowest over providers; ``None`` when nothing was sent).
+    """
+
     requests: int = 0
     cached: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    rate_limited: int = 0
+    concurrency: int | None = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ consulted to know which providers will be called at all.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,7 +17,7 @@ from introspection_cli.diagnostics import Diagnostic, Severity
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.evaluation.gate import GateResult, GateTimeout, evaluate_gate
 from introspection_cli.evaluation.outcomes import RejectedRow, Verdict
-from introspection_cli.evaluation.prompts.render import render_prompt
+from introspection_cli.evaluation.prompts.render import JudgePrompt
 from introspection_cli.evaluation.providers import TAKES_TEMPERATURE, ModelRequest
 from introspection_cli.evaluation.verdict import (
     VERDICT_TOOL_DESCRIPTION,
@@ -64,11 +65,23 @@ class JudgePlan:
     #: Labelled ``test`` rows not evaluated (held out); None when ``test`` is selected.
     held_out: int | None = None
 
+    @functools.cached_property
+    def _prompt(self) -> JudgePrompt:
+        return JudgePrompt(self.judge)
+
+    @functools.cached_property
+    def template(self) -> ModelRequest:
+        """Everything of this judge's requests that is the same for every row: all but
+        the user message (left empty)."""
+        return replace(request_template(self.judge, self.provider, self.model),
+                       system=self._prompt.system)
+
     def request_for(self, row: PlannedRow) -> ModelRequest:
         """The exact request for a row that calls the model."""
         if row.judge_input is None or row.gate is None:
             raise ValueError(f"row {row.line} makes no model call")
-        return build_request(self.judge, self.provider, self.model, row.judge_input, row.gate)
+        prompt = self._prompt.render(row.judge_input, row.gate)
+        return replace(self.template, user=prompt.user, user_prefix_length=prompt.prefix_length)
 
     @property
     def ignored_temperature(self) -> str | None:
@@ -183,11 +196,17 @@ def build_request(judge: Judge, provider: str, model: str, judge_input: Mapping[
     The temperature is left out for a provider that does not take one, so the cache
     key and ``judges render`` describe what is actually sent.
     """
-    prompt = render_prompt(judge, judge_input, gate)
+    prompt = JudgePrompt(judge).render(judge_input, gate)
+    return replace(request_template(judge, provider, model), system=prompt.system,
+                   user=prompt.user, user_prefix_length=prompt.prefix_length)
+
+
+def request_template(judge: Judge, provider: str, model: str) -> ModelRequest:
+    """The parts of ``judge``'s requests that do not depend on the row (empty messages)."""
     return ModelRequest(
         model=model,
-        system=prompt.system,
-        user=prompt.user,
+        system="",
+        user="",
         tool_name=VERDICT_TOOL_NAME,
         tool_description=VERDICT_TOOL_DESCRIPTION,
         tool_schema=VERDICT_TOOL_SCHEMA,

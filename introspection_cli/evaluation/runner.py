@@ -1,22 +1,22 @@
 """Running judges over their calibration rows: the core of ``introspection judges eval``.
 
-The run is planned first (judges, verified rows, gate decisions); each
-provider's rows are then rendered and looked up in the cache up to its first
-miss, which tells which providers will actually be called, so their API keys
-are checked before any call. The samples not in the cache are then sent
-concurrently under a semaphore while the remaining rows are rendered (or, with
-``--batch``, all of them through the providers' batch APIs: :mod:`.batch`). Every sample ends as
-a verdict or an error with its reason; one bad reply never aborts the run. The
-one failure that does abort is a rejected API key, since no later call can
-succeed either.
+The run is planned first (judges, verified rows, gate decisions). Each
+provider's rows are then rendered and looked up in the cache
+(:mod:`~introspection_cli.evaluation.slots`) up to its first miss, which tells
+which providers will actually be called, so their API keys are checked before
+any call. A :class:`~introspection_cli.evaluation.dispatch.Dispatcher` per
+provider then sends the samples not in the cache while the remaining rows are
+rendered (or, with ``--batch``, all of them go through the providers' batch APIs:
+:mod:`.batch`), and every sample is settled here: a verdict (cached), or an error with
+its reason. One bad reply never aborts the run; a rejected API key does, since no
+later call can succeed either.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,16 @@ from introspection_cli.evaluation.batch import (
     SlotSink,
     send_in_batches,
 )
-from introspection_cli.evaluation.cache import VerdictCache, cache_key, default_cache_dir
+from introspection_cli.evaluation.cache import CacheWorker, VerdictCache, default_cache_dir
+from introspection_cli.evaluation.dispatch import (
+    AuthAbort,
+    DirectDispatcher,
+    Dispatcher,
+    ProviderStopped,
+)
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT
+from introspection_cli.evaluation.limits import AdaptiveLimiter
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
 from introspection_cli.evaluation.plan import (
     JudgePlan,
@@ -44,15 +51,16 @@ from introspection_cli.evaluation.providers import (
     API_KEY_ENV,
     BASE_URL_ENV,
     ModelReply,
-    ModelRequest,
     Provider,
     ProviderAuthError,
     ProviderBadResponse,
     ProviderError,
+    ProviderRefused,
     ProviderSettings,
     create_provider,
     resolve_endpoint,
 )
+from introspection_cli.evaluation.slots import RowSlots, Slot, row_slots
 from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
 from introspection_cli.evaluation.voting import SampleResult, decide
 from introspection_cli.recipe.model import Recipe
@@ -69,7 +77,7 @@ class EvalOptions:
     judges: tuple[str, ...] = ()  # empty: every judge with a calibration file
     splits: tuple[str, ...] = ()  # empty: every split
     samples: int = 1
-    concurrency: int = 8
+    concurrency: int = 8  # per provider: the most calls in flight at once
     provider: str | None = None  # overrides each judge's llm.provider
     model: str | None = None  # overrides each judge's llm.model
     use_cache: bool = True
@@ -89,6 +97,10 @@ class EvalResult:
     cache_write_failures: int = 0
     #: Things the user should know that do not change the exit code, one line each.
     warnings: tuple[str, ...] = ()
+    #: Rows the provider refused as wrong requests (a non-retryable 4xx), and why
+    #: (one line per provider and model).
+    refused: int = 0
+    refusals: tuple[str, ...] = field(default_factory=tuple)
     #: ``provider batch_id`` of each batch still running when ``--batch`` stopped waiting.
     batches_running: tuple[str, ...] = ()
 
@@ -108,18 +120,17 @@ def run_eval(recipe: Recipe, options: EvalOptions, *,
                         regex_timeout=options.regex_timeout)
              for judge in select_judges(recipe, options.judges)]
     cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
-    try:
-        execution = _Execution(plans, options, cache, env, provider_factory, progress,
-                               batch_events)
-        run = asyncio.run(execution.run(str(recipe.root)))
-    finally:
-        if cache is not None:
-            cache.close()
-    warnings = (*(plan.ignored_temperature for plan in plans if plan.ignored_temperature),
-                *execution.batch_result.warnings)
+    execution = _Execution(plans, options, cache, env, provider_factory, progress,
+                           batch_events)
+    run = asyncio.run(execution.run(str(recipe.root)))
+    warnings = [plan.ignored_temperature for plan in plans if plan.ignored_temperature]
+    warnings += execution.batch_result.warnings
+    if cache is not None:
+        warnings += cache.warnings
     return EvalResult(run, execution.service_failures,
-                      cache.write_failures if cache is not None else 0, warnings,
-                      execution.batch_result.still_running)
+                      cache.write_failures if cache is not None else 0,
+                      tuple(w for w in warnings if w), execution.refused,
+                      tuple(execution.refusals.values()), execution.batch_result.still_running)
 
 
 def _check_options(options: EvalOptions) -> None:
@@ -135,29 +146,6 @@ def _check_options(options: EvalOptions) -> None:
         raise UsageError(f"unknown provider {options.provider!r}: use openai or anthropic")
 
 
-@dataclass
-class _Slot:
-    """One sample of one row: its request, its cache key and, once known, its result."""
-
-    plan: JudgePlan
-    row: PlannedRow
-    sample: int
-    request: ModelRequest
-    key: str
-    result: SampleResult | None = None
-
-
-class _AuthAbort(Exception):
-    """Cancels the remaining calls once a provider has rejected the API key."""
-
-
-#: A row's samples, rendered, keyed and looked up in the cache.
-_RowSlots = list[_Slot]
-#: Rows rendered between two turns of the event loop once calls are in flight, so a
-#: finished call never waits long for the next one to be sent.
-_RENDER_BATCH = 8
-
-
 class _Execution:
     def __init__(self, plans: Sequence[JudgePlan], options: EvalOptions,
                  cache: VerdictCache | None, env: Mapping[str, str],
@@ -171,160 +159,131 @@ class _Execution:
         self.progress = progress
         self.usage = Usage()
         self.service_failures = 0
-        self.auth_failure: ProviderAuthError | None = None
-        self.slots: list[_Slot] = []
+        self.refused = 0
+        self.refusals: dict[tuple[str, str, str], str] = {}
+        self.slots: list[Slot] = []
         self.rows_total = sum(len(plan.rows) for plan in plans)
         # Gated rows and gate errors make no call: they are done before anything runs.
         self.rows_done = sum(1 for plan in plans for row in plan.rows if not row.calls_model)
         self.rows_pending: dict[int, int] = {}
+        self.limiters: dict[str, AdaptiveLimiter] = {}
+        self.dispatchers: list[Dispatcher] = []
+        self.worker: CacheWorker | None = None
         self.batch_events = batch_events
         self.batch_result = BatchRunResult()
 
-    def _rows(self, plans: Sequence[JudgePlan]) -> Iterator[_RowSlots]:
-        """Each row that calls the model, as its samples; rendered only when asked for."""
-        for plan in plans:
-            endpoint = resolve_endpoint(plan.provider, self.env)
-            for row in plan.rows:
-                if not row.calls_model:
-                    continue
-                request = plan.request_for(row)
-                samples = [self._slot(plan, row, request, endpoint, sample)
-                           for sample in range(self.options.samples)]
-                self.slots += samples
-                misses = sum(1 for slot in samples if slot.result is None)
-                if misses:
-                    self.rows_pending[id(row)] = misses
-                else:
-                    self.rows_done += 1
-                yield samples
-
-    def _slot(self, plan: JudgePlan, row: PlannedRow, request: ModelRequest, endpoint: str,
-              sample: int) -> _Slot:
-        key = cache_key(provider=plan.provider, endpoint=endpoint, request=request,
-                        sample=sample)
-        slot = _Slot(plan, row, sample, request, key)
-        hit = self.cache.get(key) if self.cache is not None else None
-        if hit is not None:
-            slot.result = SampleResult(hit, cached=True)
-            self.usage.cached += 1
-        return slot
-
     async def run(self, recipe: str) -> EvalRun:
-        rows_by_provider = {
-            name: self._rows([plan for plan in self.plans if plan.provider == name])
-            for name in dict.fromkeys(plan.provider for plan in self.plans)}
-        first = _until_first_miss(rows_by_provider)
+        self.worker = worker = CacheWorker(self.cache) if self.cache is not None else None
+        try:
+            await self._run(worker)
+        finally:
+            if worker is not None:
+                await worker.aclose()
+        usage = self.usage
+        usage.requests += sum(dispatcher.requests for dispatcher in self.dispatchers)
+        limits = [limiter.limit for limiter in self.limiters.values()]
+        usage.concurrency = min(limits) if limits else None
+        usage.rate_limited = sum(limiter.rate_limited for limiter in self.limiters.values())
+        return EvalRun(recipe, tuple(self._judge_run(plan) for plan in self.plans), usage)
+
+    async def _run(self, worker: CacheWorker | None) -> None:
+        names = list(dict.fromkeys(plan.provider for plan in self.plans))
+        streams = {name: self._tracked(row_slots(
+            [plan for plan in self.plans if plan.provider == name], provider=name,
+            endpoint=resolve_endpoint(name, self.env), samples=self.options.samples,
+            cache=worker)) for name in names}
+        first = {name: await _until_first_miss(streams[name]) for name in names}
         if self.options.batch is not None:
-            await self._send_in_batches(self.options.batch, first, rows_by_provider)
-            return EvalRun(recipe, tuple(self._judge_run(plan) for plan in self.plans),
-                           self.usage)
-        providers = self._providers_for(first, rows_by_provider)
+            try:
+                await self._send_in_batches(self.options.batch, first, streams)
+            finally:
+                for rows in streams.values():
+                    await rows.aclose()
+            return
+        providers = self._providers_for(first, streams)
         self._report_progress()
-        semaphore = asyncio.Semaphore(self.options.concurrency)
         try:
             async with asyncio.TaskGroup() as group:
-                def submit(samples: _RowSlots) -> None:
-                    for slot in samples:
-                        if slot.result is None:
-                            group.create_task(self._call(slot, providers[slot.plan.provider],
-                                                         semaphore))
-
-                for samples in first:
-                    submit(samples)
-                # The calls submitted so far run while the remaining rows are rendered.
-                rest = itertools.chain.from_iterable(rows_by_provider.values())
-                for count, samples in enumerate(rest, start=1):
-                    submit(samples)
-                    if count % _RENDER_BATCH == 0:
-                        await asyncio.sleep(0)
-        except* _AuthAbort:
-            pass
+                for name, provider in providers.items():
+                    group.create_task(self._dispatcher(name, provider).run(
+                        _chain(first[name], streams[name])))
+        except* AuthAbort as aborted:
+            error = _first_leaf(aborted)
+            assert isinstance(error, AuthAbort)
+            raise ConfigError(f"{error.error}; the run was stopped before calling the model "
+                              "for the remaining rows") from error.error
         finally:
             for provider in providers.values():
                 await provider.aclose()
-        if self.auth_failure is not None:
-            raise ConfigError(f"{self.auth_failure}; the run was stopped before calling "
-                              "the model for the remaining rows") from self.auth_failure
-        return EvalRun(recipe, tuple(self._judge_run(plan) for plan in self.plans), self.usage)
+            for rows in streams.values():
+                await rows.aclose()
 
-    def _providers_for(self, first: Sequence[_RowSlots],
-                       rows_by_provider: Mapping[str, Iterator[_RowSlots]]
-                       ) -> dict[str, Provider]:
+    def _dispatcher(self, name: str, provider: Provider) -> Dispatcher:
+        """How ``name``'s uncached samples are sent (the place for another way of sending)."""
+        dispatcher = DirectDispatcher(provider, self.settle, limiter=self.limiters[name])
+        self.dispatchers.append(dispatcher)
+        return dispatcher
+
+    async def _tracked(self, rows: AsyncIterator[RowSlots]) -> AsyncGenerator[RowSlots, None]:
+        """``rows``, each kept for the report and counted as done or pending."""
+        async for samples in rows:
+            self.slots += samples
+            self.usage.cached += sum(1 for slot in samples if slot.result is not None
+                                     and slot.result.cached)
+            pending = sum(1 for slot in samples if slot.result is None)
+            if pending:
+                self.rows_pending[id(samples[0].row)] = pending
+            else:
+                self.rows_done += 1
+            yield samples
+
+    def _providers_for(self, first: Mapping[str, Sequence[RowSlots]],
+                       streams: Mapping[str, AsyncIterator[RowSlots]]) -> dict[str, Provider]:
         """Create the providers that will be called; a missing key stops the run here."""
-        return {name: self.factory(name, settings)
-                for name, settings in self._settings_for(first, rows_by_provider).items()}
+        providers: dict[str, Provider] = {}
+        for name, settings in self._settings_for(first).items():
+            limiter = AdaptiveLimiter(self.options.concurrency)
+            self.limiters[name] = limiter
+            providers[name] = self.factory(name, replace(
+                settings, on_rate_limit=limiter.saw_rate_limit))
+        return providers
 
-    def _settings_for(self, first: Sequence[_RowSlots],
-                      rows_by_provider: Mapping[str, Iterator[_RowSlots]]
+    def _settings_for(self, first: Mapping[str, Sequence[RowSlots]]
                       ) -> dict[str, ProviderSettings]:
-        """The settings of each provider ``first`` needs; a missing key stops the run here."""
-        needed = list(dict.fromkeys(slot.plan.provider for samples in first
-                                    for slot in samples if slot.result is None))
-        settings: dict[str, ProviderSettings] = {}
-        for name in needed:
+        """Each provider ``first`` needs to call, with its key; a missing key stops the run."""
+        wanted: dict[str, ProviderSettings] = {}
+        for name, rows in first.items():
+            if not any(slot.result is None for samples in rows for slot in samples):
+                continue  # every row of this provider is in the cache
             key = self.env.get(API_KEY_ENV[name], "").strip()
             if not key:
-                # Only the error message needs every judge: read the provider's other rows.
-                missing = [slot for samples in (*first, *rows_by_provider[name])
-                           for slot in samples if slot.result is None]
-                judges = dict.fromkeys(slot.plan.judge.name for slot in missing
-                                       if slot.plan.provider == name)
+                judges = dict.fromkeys(plan.judge.name for plan in self.plans
+                                       if plan.provider == name)
                 raise ConfigError(
                     f"{API_KEY_ENV[name]} is not set, and judge(s) {', '.join(judges)} need "
                     f"the {name} provider for rows not in the cache; export {API_KEY_ENV[name]} "
                     f"(for a local compatible server set {BASE_URL_ENV[name]} and any "
                     "non-empty key)")
-            settings[name] = ProviderSettings(key, resolve_endpoint(name, self.env),
-                                              self.options.max_retries, self.options.timeout)
-        return settings
+            wanted[name] = ProviderSettings(key, resolve_endpoint(name, self.env),
+                                            self.options.max_retries, self.options.timeout)
+        return wanted
 
-    async def _call(self, slot: _Slot, provider: Provider, semaphore: asyncio.Semaphore) -> None:
-        async with semaphore:
-            self.usage.requests += 1
-            try:
-                reply = await provider.complete(slot.request)
-            except ProviderAuthError as exc:
-                self.auth_failure = self.auth_failure or exc
-                raise _AuthAbort from exc
-            except ProviderError as exc:
-                self._settle(slot, exc)
-            else:
-                self._settle(slot, reply)
-
-    def _settle(self, slot: _Slot, outcome: ModelReply | ProviderError) -> None:
-        """Record one sample's reply or failure: usage, its result, the cache, progress."""
-        if isinstance(outcome, ProviderBadResponse):
-            slot.result = SampleResult(None, str(outcome))
-        elif isinstance(outcome, ProviderError):
-            slot.result = SampleResult(None, str(outcome), service_failure=True)
-        else:
-            self.usage.input_tokens += outcome.input_tokens
-            self.usage.output_tokens += outcome.output_tokens
-            parsed = parse_reply(outcome)
-            if isinstance(parsed, ParsedVerdict):
-                slot.result = SampleResult(parsed)
-                if self.cache is not None:
-                    self.cache.put(slot.key, parsed)
-            else:
-                slot.result = SampleResult(None, parsed.reason)
-        self.rows_pending[id(slot.row)] -= 1
-        if self.rows_pending[id(slot.row)] == 0:
-            self.rows_done += 1
-            self._report_progress()
-
-    async def _send_in_batches(self, options: BatchOptions, first: Sequence[_RowSlots],
-                               rows_by_provider: Mapping[str, Iterator[_RowSlots]]) -> None:
+    async def _send_in_batches(self, options: BatchOptions,
+                               first: Mapping[str, Sequence[RowSlots]],
+                               streams: Mapping[str, AsyncIterator[RowSlots]]) -> None:
         """Every uncached sample through its provider's batch API (``--batch``)."""
-        rows = [*first, *itertools.chain.from_iterable(rows_by_provider.values())]
-        settings = self._settings_for(rows, {name: iter(()) for name in rows_by_provider})
-        slots_by_key: dict[str, list[_Slot]] = {}
-        for slot in itertools.chain.from_iterable(rows):
+        rows = {name: [*first[name], *[samples async for samples in streams[name]]]
+                for name in first}
+        settings = self._settings_for(rows)
+        slots_by_key: dict[str, list[Slot]] = {}
+        for slot in (slot for group in rows.values() for samples in group for slot in samples):
             if slot.result is None:
                 slots_by_key.setdefault(slot.key, []).append(slot)
         items: dict[str, list[BatchItem]] = {}
         for key, (slot, *_) in slots_by_key.items():
+            assert slot.request is not None
             items.setdefault(slot.plan.provider, []).append(BatchItem(key, slot.request))
-        sink = SlotSink(slots_by_key, self._settle, cache=self.cache, usage=self.usage)
+        sink = SlotSink(slots_by_key, self.settle, cache=self.worker, usage=self.usage)
         try:
             self.batch_result = await send_in_batches(
                 items, settings, store_dir=self.options.cache_dir or default_cache_dir(),
@@ -332,6 +291,46 @@ class _Execution:
         except ProviderAuthError as exc:
             raise ConfigError(f"{exc}; the run was stopped before collecting the remaining "
                               "rows") from exc
+
+    def settle(self, slot: Slot, reply: ModelReply | ProviderError) -> None:
+        """Turn a call's reply or error into the slot's result (and cache a verdict)."""
+        if isinstance(reply, ProviderError):
+            refused = isinstance(reply, ProviderRefused) or (
+                isinstance(reply, ProviderStopped) and reply.refused)
+            # Anything but a bad reply or a refusal is the provider failing (exit 3).
+            service = not refused and not isinstance(reply, ProviderBadResponse)
+            if isinstance(reply, ProviderRefused):
+                self.refusals.setdefault(
+                    (slot.plan.provider, reply.endpoint, slot.plan.model),
+                    f"the {slot.plan.provider} provider refused requests for model "
+                    f"{slot.plan.model} at {reply.endpoint} as wrong (HTTP {reply.status}): "
+                    "check the model name and the judge's llm settings")
+            slot.result = SampleResult(None, str(reply), service_failure=service,
+                                       refused=refused)
+        else:
+            self._count_tokens(reply)
+            parsed = parse_reply(reply)
+            if isinstance(parsed, ParsedVerdict):
+                slot.result = SampleResult(parsed)
+                if self.worker is not None:
+                    self.worker.put(slot.key, parsed)
+            else:
+                slot.result = SampleResult(None, parsed.reason)
+        slot.request = None  # answered: its prompt is not needed any more
+        self._row_settled(slot.row)
+
+    def _count_tokens(self, reply: ModelReply) -> None:
+        usage = self.usage
+        usage.input_tokens += reply.input_tokens
+        usage.output_tokens += reply.output_tokens
+        usage.cached_input_tokens += reply.cached_input_tokens
+        usage.cache_write_tokens += reply.cache_write_tokens
+
+    def _row_settled(self, row: PlannedRow) -> None:
+        self.rows_pending[id(row)] -= 1
+        if self.rows_pending[id(row)] == 0:
+            self.rows_done += 1
+            self._report_progress()
 
     def _report_progress(self) -> None:
         if self.progress is not None:
@@ -359,8 +358,11 @@ class _Execution:
         if row.gated:
             return outcome(outcome="gated")
         decision = decide(samples)
-        if decision.outcome == "error" and any(s.service_failure for s in samples):
-            self.service_failures += 1
+        if decision.outcome == "error":
+            if any(s.refused for s in samples):
+                self.refused += 1
+            elif any(s.service_failure for s in samples):
+                self.service_failures += 1
         return outcome(
             outcome=decision.outcome,
             samples=tuple(s.outcome for s in samples),
@@ -371,18 +373,30 @@ class _Execution:
         )
 
 
-def _until_first_miss(rows_by_provider: Mapping[str, Iterator[_RowSlots]]) -> list[_RowSlots]:
-    """Read each provider's rows up to its first cache miss, leaving the rest unread.
+def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The first exception in ``group`` that is not a group (task groups nest)."""
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+async def _until_first_miss(rows: AsyncIterator[RowSlots]) -> list[RowSlots]:
+    """Read a provider's rows up to its first one needing a call, leaving the rest unread.
 
     Then it is known which providers will be called, so every API key is checked
     before the first call, yet no row after a provider's first miss has been
-    rendered: those are rendered while the first calls are in flight. A provider
-    whose rows are all cached is read to the end and never called.
+    rendered. A provider whose rows are all cached is read to the end.
     """
-    first: list[_RowSlots] = []
-    for rows in rows_by_provider.values():
-        for samples in rows:
-            first.append(samples)
-            if any(slot.result is None for slot in samples):
-                break
+    first: list[RowSlots] = []
+    async for samples in rows:
+        first.append(samples)
+        if any(slot.result is None for slot in samples):
+            break
     return first
+
+
+async def _chain(first: Sequence[RowSlots],
+                 rest: AsyncIterator[RowSlots]) -> AsyncIterator[RowSlots]:
+    for samples in first:
+        yield samples
+    async for samples in rest:
+        yield samples

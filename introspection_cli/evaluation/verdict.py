@@ -41,6 +41,9 @@ VERDICT_TOOL_SCHEMA: Mapping[str, Any] = MappingProxyType({
 })
 
 _EXCERPT = 120
+#: The most reasoning kept per sample, in UTF-8 bytes, marker included: a reply may
+#: carry megabytes of it, and every byte would go to the cache and the report.
+REASONING_LIMIT = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +95,21 @@ def validate_verdict(obj: object) -> ParsedVerdict | InvalidReply:
     if verdict not in VERDICTS:
         return InvalidReply(
             f"the verdict {_excerpt(json.dumps(verdict))} is not one of {', '.join(VERDICTS)}")
-    return ParsedVerdict(cast(Verdict, verdict), reasoning)
+    return ParsedVerdict(cast(Verdict, verdict), truncate_reasoning(reasoning))
+
+
+def truncate_reasoning(reasoning: str) -> str:
+    """``reasoning`` if it fits in :data:`REASONING_LIMIT` bytes, else its start and a
+    marker saying it was truncated (the whole within the limit, so this is idempotent)."""
+    if len(reasoning) * 4 <= REASONING_LIMIT:  # cannot be over: no encoding needed
+        return reasoning
+    data = reasoning.encode("utf-8", "surrogatepass")
+    if len(data) <= REASONING_LIMIT:
+        return reasoning
+    marker = (f" … [reasoning truncated to {REASONING_LIMIT // 1024} KiB; the model wrote "
+              f"{len(data):,} bytes]")
+    room = REASONING_LIMIT - len(marker.encode("utf-8"))
+    return data[:room].decode("utf-8", "ignore") + marker
 
 
 def _parse_tool_arguments(arguments: object,

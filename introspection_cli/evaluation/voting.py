@@ -23,6 +23,7 @@ class SampleResult:
     error: str | None = None
     cached: bool = False
     service_failure: bool = False  # the provider failed after retries (vs. a bad reply)
+    refused: bool = False  # the provider refused the request as wrong (a non-retryable 4xx)
 
     @property
     def outcome(self) -> Outcome:

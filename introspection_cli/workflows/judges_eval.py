@@ -2,11 +2,12 @@
 
 The CLI turns options into :class:`EvalOptions` / :class:`ReportSettings` and
 calls these; they return what to print and the exit code, so the same flow is
-testable without Typer. Exit codes: 3 when rows failed at the provider after
-retries (the report is still printed and written), else 1 when rows were
-rejected or a gate was missed, else 0. A rejected or missing API key raises
-:class:`~introspection_cli.errors.ConfigError` (exit 2) before or instead of
-the report.
+testable without Typer. Exit codes: 2 when the provider refused requests as
+wrong (a non-retryable 4xx: a bad model name or parameter), else 3 when rows
+failed at the provider after retries (the report is still printed and written in
+both cases), else 1 when rows were rejected or a gate was missed, else 0. A
+rejected or missing API key raises :class:`~introspection_cli.errors.ConfigError`
+(exit 2) before or instead of the report.
 
 The ``test`` split is held out: it is evaluated only when asked for
 (``--split test``, or gated on with ``--threshold-split test``), and every
@@ -108,7 +109,7 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     if result.cache_write_failures:
         warnings.append(f"{result.cache_write_failures} verdict(s) could not be written to "
                         "the cache")
-    exit_code = (ExitCode.USAGE if output_failed
+    exit_code = (ExitCode.USAGE if output_failed or result.refused
                  else ExitCode.SERVICE if result.service_failures
                  else ExitCode.PROBLEMS if problems
                  else ExitCode.OK)
@@ -150,6 +151,9 @@ def record_evaluations(run: EvalRun, options: EvalOptions) -> list[str]:
 
 def _run_problems(result: EvalResult) -> list[str]:
     problems = []
+    if result.refused:
+        problems.append(f"{result.refused} row(s) are errors because " + "; ".join(
+            result.refusals or ("the provider refused the requests",)))
     if result.batches_running:
         problems.append(f"{result.service_failures} row(s) are errors in the report: they "
                         "wait for a batch still running at the provider, or failed there. "

@@ -53,11 +53,10 @@ class RecordedRequest:
 
     @property
     def user_text(self) -> str:
-        """The user message's text, for either API."""
+        """The user message's text, for either API (text blocks joined, as a model reads them)."""
         for message in self.body.get("messages", []):
             if message.get("role") == "user":
-                content = message.get("content")
-                return content if isinstance(content, str) else json.dumps(content)
+                return _text_of(message.get("content"))
         return ""
 
     @property
@@ -74,15 +73,33 @@ class RecordedRequest:
 Script = Callable[[RecordedRequest, int], StubReply]
 
 
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(block.get("text", "") for block in content
+                       if isinstance(block, dict) and block.get("type") == "text")
+    return json.dumps(content)
+
+
 class StubModelServer:
     """Start with ``with StubModelServer() as stub:``; point SDKs at :attr:`openai_url`."""
 
     def __init__(self, *, api_key: str | None = None, latency: float = 0.0,
-                 hang_seconds: float = 3.0, script: Script | None = None) -> None:
+                 hang_seconds: float = 3.0, script: Script | None = None,
+                 rate_limit_above: int | None = None, retry_after: float = 0.0,
+                 cached_tokens: int = 0) -> None:
         self.api_key = api_key  # when set, any other key gets a 401
         self.latency = latency
         self.hang_seconds = hang_seconds
         self.script = script
+        #: A rate limit: a request arriving while more than this many are in flight
+        #: gets a 429 with ``Retry-After`` (seconds, also sent as ``retry-after-ms``).
+        self.rate_limit_above = rate_limit_above
+        self.retry_after = retry_after
+        self.rate_limited = 0
+        #: Input tokens every reply says were read from the prompt cache.
+        self.cached_tokens = cached_tokens
         self.queue: deque[StubReply] = deque()
         self.requests: list[RecordedRequest] = []
         #: The most requests the server was answering at one moment (concurrency seen).
@@ -110,26 +127,33 @@ class StubModelServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def track(self, change: int) -> None:
-        """Count a request starting (+1) or finished (-1)."""
+    def track(self, change: int) -> int:
+        """Count a request starting (+1) or finished (-1); the number in flight now."""
         with self._lock:
             self._in_flight += change
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            return self._in_flight
 
-    def reply_to(self, request: RecordedRequest, key_ok: bool) -> StubReply:
-        """Record ``request`` and choose its reply: auth, queue, script, then markers."""
+    def reply_to(self, request: RecordedRequest, key_ok: bool, in_flight: int) -> StubReply:
+        """Record ``request`` and choose its reply: auth, rate limit, queue, script, markers."""
         with self._lock:
             self.requests.append(request)
             attempt = self._seen[request.user_text]
             self._seen[request.user_text] += 1
+            limited = self.rate_limit_above is not None and in_flight > self.rate_limit_above
+            self.rate_limited += limited
             queued = self.queue.popleft() if self.queue else None
         if not key_ok:
             return error_reply(request.api, 401, "invalid api key")
+        if limited:
+            return rate_limit_reply(request.api, self.retry_after)
         if queued is not None:
             return queued
         if self.script is not None:
-            return self.script(request, attempt)
-        return marker_reply(request, attempt, hang_seconds=self.hang_seconds)
+            reply = self.script(request, attempt)
+        else:
+            reply = marker_reply(request, attempt, hang_seconds=self.hang_seconds)
+        return with_cached_tokens(reply, request.api, self.cached_tokens)
 
 
 def marker_reply(request: RecordedRequest, attempt: int, *, hang_seconds: float) -> StubReply:
@@ -233,6 +257,26 @@ def error_reply(api: str, status: int, message: str, *, retry_after: bool = Fals
     return StubReply(status=status, body=body, headers=headers)
 
 
+def rate_limit_reply(api: str, retry_after: float) -> StubReply:
+    """A 429 asking the client to wait ``retry_after`` seconds."""
+    reply = error_reply(api, 429, "rate limit reached")
+    return StubReply(status=429, body=reply.body, headers={
+        "retry-after": f"{retry_after:g}", "retry-after-ms": f"{retry_after * 1000:g}"})
+
+
+def with_cached_tokens(reply: StubReply, api: str, cached: int) -> StubReply:
+    """``reply`` with its usage saying ``cached`` input tokens came from the prompt cache
+    (OpenAI: of its 100 prompt tokens; Anthropic: besides its uncached input tokens)."""
+    if not cached or not isinstance(reply.body, dict) or "usage" not in reply.body:
+        return reply
+    usage = dict(reply.body["usage"])
+    if api == "openai":
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    else:
+        usage.update(cache_read_input_tokens=cached, cache_creation_input_tokens=7)
+    return StubReply(reply.status, {**reply.body, "usage": usage}, reply.headers, reply.delay)
+
+
 def _usage(api: str) -> dict[str, int]:
     if api == "openai":
         return {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -254,7 +298,7 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default listen backlog is 5: when a client opens more connections at
     # once (a run with --concurrency 16), the kernel drops the extra handshakes and the
     # client's TCP stack retries them only after ~1 s, stalling those requests.
-    request_queue_size = 128
+    request_queue_size = 1024
 
 
 def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
@@ -277,9 +321,9 @@ def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {}
             request = RecordedRequest(api, self.path, body)
-            stub.track(+1)
+            in_flight = stub.track(+1)
             try:
-                reply = stub.reply_to(request, self._key_ok())
+                reply = stub.reply_to(request, self._key_ok(), in_flight)
                 time.sleep(max(0.0, arrived + stub.latency + reply.delay - time.perf_counter()))
                 self._send(reply)
             finally:

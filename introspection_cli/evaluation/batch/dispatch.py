@@ -71,7 +71,7 @@ class ResultSink(Protocol):
     def accept(self, key: str, result: ItemResult) -> None:
         """One request's result (also for requests of a resumed batch this run lacks)."""
 
-    def persist(self) -> bool:
+    async def persist(self) -> bool:
         """Store everything accepted so far; False when some of it could not be stored."""
 
 
@@ -300,11 +300,11 @@ async def _collect(run: _Run, batch: _Tracked) -> None:
             _fail(run, missing, f"{exc}; rerun to read the results of batch "
                                 f"{batch.batch_id} again (no new batch is created)",
                   collected=False)
-            run.sink.persist()
+            await run.sink.persist()
             return
     missing = batch.keys - seen
     _fail(run, missing, batch.backend.missing_reason(state))
-    if run.sink.persist():
+    if await run.sink.persist():
         run.store.collected(batch.backend.provider, batch.batch_id)
     if run.events is not None:
         run.events.collected(batch.backend.provider, state, len(seen),

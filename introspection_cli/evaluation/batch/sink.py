@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 from introspection_cli.evaluation.batch.interface import ItemResult, ResultNotCollected
-from introspection_cli.evaluation.cache import VerdictCache
+from introspection_cli.evaluation.cache import CacheWorker
 from introspection_cli.evaluation.outcomes import Usage
 from introspection_cli.evaluation.providers.interface import ModelReply
 from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
@@ -25,7 +25,7 @@ class SlotSink(Generic[Slot]):
     """
 
     def __init__(self, slots_by_key: Mapping[str, Sequence[Slot]],
-                 settle: Callable[[Slot, ItemResult], None], *, cache: VerdictCache | None,
+                 settle: Callable[[Slot, ItemResult], None], *, cache: CacheWorker | None,
                  usage: Usage) -> None:
         self.slots_by_key = slots_by_key
         self._settle = settle
@@ -51,10 +51,8 @@ class SlotSink(Generic[Slot]):
                 result = dataclasses.replace(result, input_tokens=0, output_tokens=0)
             self._settle(slot, result)
 
-    def persist(self) -> bool:
+    async def persist(self) -> bool:
         """Write the cache's queued verdicts; False when some could not be written."""
         if self._cache is None:
             return True
-        failures = self._cache.write_failures
-        self._cache.flush()
-        return self._cache.write_failures == failures
+        return await self._cache.flush()

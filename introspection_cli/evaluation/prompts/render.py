@@ -31,27 +31,55 @@ from introspection_cli.recipe.model import Judge, Matcher
 
 @dataclass(frozen=True, slots=True)
 class RenderedPrompt:
-    """The system prompt and the user message, exactly as sent."""
+    """The system prompt and the user message, exactly as sent.
+
+    The first ``prefix_length`` characters of ``user`` (the instructions, up to the
+    opening marker) are the same for every row of the judge: with the system
+    prompt they are the prefix a provider can cache.
+    """
 
     system: str
     user: str
+    prefix_length: int = 0
+
+
+class JudgePrompt:
+    """Renders one judge's messages; what is the same for every row is prepared once."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.system = _system_prompt()
+        # The rubric is the author's, but a marker in it would still break the fence.
+        self._instructions = neutralise_markers(judge.instructions.strip())
+        self._gate = judge.gate
+        # Described once: a matcher is shown the same way for every row it matches.
+        self._matchers = [neutralise_markers(describe_matcher(m)) for m in judge.gate or ()]
+
+    def render(self, judge_input: Mapping[str, Any], gate: GateResult) -> RenderedPrompt:
+        """The messages for one conversation; ``gate`` says which events matched."""
+        events = judge_input.get("events")
+        user = _environment().get_template("user.j2").render(
+            instructions=self._instructions,
+            transcript=render_transcript(events if isinstance(events, list) else []),
+            gate_matches=self._matches(gate), tool_name=VERDICT_TOOL_NAME,
+            begin_marker=BEGIN_MARKER, end_marker=END_MARKER)
+        # The prefix ends with the opening marker's line: the only marker before the
+        # conversation, since the instructions were neutralised.
+        opening = user.find(BEGIN_MARKER + "\n")
+        prefix = opening + len(BEGIN_MARKER) + 1 if opening >= 0 else 0
+        return RenderedPrompt(self.system, user, prefix)
+
+    def _matches(self, result: GateResult) -> list[dict[str, object]]:
+        if self._gate is None:
+            return []
+        return [{"event_number": match.event_index + 1, "event_type": match.event_type,
+                 "matcher": self._matchers[match.matcher_index]}
+                for match in result.matches]
 
 
 def render_prompt(judge: Judge, judge_input: Mapping[str, Any], gate: GateResult) -> RenderedPrompt:
-    """The messages for ``judge`` on one conversation; ``gate`` says which events matched."""
-    events = judge_input.get("events")
-    transcript = render_transcript(events if isinstance(events, list) else [])
-    common = {"tool_name": VERDICT_TOOL_NAME, "begin_marker": BEGIN_MARKER,
-              "end_marker": END_MARKER}
-    system = _system_prompt()
-    user = _environment().get_template("user.j2").render(
-        # The rubric is the author's, but a marker in it would still break the fence.
-        instructions=neutralise_markers(judge.instructions.strip()),
-        transcript=transcript,
-        gate_matches=_describe_matches(judge.gate, gate),
-        **common,
-    )
-    return RenderedPrompt(system=system, user=user)
+    """The messages for ``judge`` on one conversation (see :class:`JudgePrompt`, which a
+    run builds once per judge)."""
+    return JudgePrompt(judge).render(judge_input, gate)
 
 
 @functools.cache
@@ -68,33 +96,34 @@ def render_transcript(events: Sequence[object]) -> str:
     return neutralise_markers(text.strip("\n"))
 
 
+#: The fields transcript.j2 shows for each event type; any other type shows its JSON.
+_SHOWN: Mapping[str, tuple[str, ...]] = {
+    "message": ("role", "text"),
+    "tool": ("name", "status"),
+    "feedback": ("rating", "comment"),
+}
+
+
 def _event_view(number: int, event: object) -> dict[str, str | int]:
-    """Every value a template may show, as text: strings as they are, the rest as JSON."""
+    """What the template shows of one event, as text: strings as they are, the rest as
+    JSON. Only the fields its type shows are converted."""
     mapping: Mapping[str, Any] = event if isinstance(event, Mapping) else {}
-
-    def text(key: str) -> str:
+    kind = mapping.get("type")
+    kind_text = "" if kind is None else as_match_text(kind)
+    view: dict[str, str | int] = {"number": number, "type": kind_text}
+    shown = _SHOWN.get(kind_text)
+    if shown is None:
+        view["json"] = as_match_text(event)
+        return view
+    for key in shown:
         value = mapping.get(key)
-        return "" if value is None else as_match_text(value)
-
-    view: dict[str, str | int] = {"number": number, "json": as_match_text(event)}
-    for key in ("type", "role", "text", "name", "status", "rating", "comment"):
-        view[key] = text(key)
-    # A tool's input and output are always shown as canonical JSON, strings included,
-    # so the model can tell the string "null" from a null output.
-    for key in ("input", "output"):
-        view[key] = canonical_json(mapping.get(key))
+        view[key] = "" if value is None else as_match_text(value)
+    if kind_text == "tool":
+        # A tool's input and output are always shown as canonical JSON, strings included,
+        # so the model can tell the string "null" from a null output.
+        view["input"] = canonical_json(mapping.get("input"))
+        view["output"] = canonical_json(mapping.get("output"))
     return view
-
-
-def _describe_matches(gate: Sequence[Matcher] | None,
-                      result: GateResult) -> list[dict[str, object]]:
-    if gate is None:
-        return []
-    return [
-        {"event_number": match.event_index + 1, "event_type": match.event_type,
-         "matcher": neutralise_markers(describe_matcher(gate[match.matcher_index]))}
-        for match in result.matches
-    ]
 
 
 def describe_matcher(matcher: Matcher) -> str:
@@ -104,9 +133,21 @@ def describe_matcher(matcher: Matcher) -> str:
     return " ".join(parts)
 
 
+class _Environment(SandboxedEnvironment):
+    """The sandbox, reading ``x.key`` of a plain dict as its item without first trying
+    (and failing) an attribute: the templates read every value that way, and the
+    failed attribute lookup cost as much as the rest of a render. Anything else goes
+    through the sandbox's own checks."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
 @functools.cache
 def _environment() -> SandboxedEnvironment:
-    return SandboxedEnvironment(
+    return _Environment(
         loader=FileSystemLoader(Path(__file__).parent),
         autoescape=False,  # plain text for a model, not HTML
         undefined=StrictUndefined,

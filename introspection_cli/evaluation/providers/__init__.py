@@ -21,8 +21,11 @@ from introspection_cli.evaluation.providers.interface import (
     ProviderAuthError,
     ProviderBadResponse,
     ProviderError,
+    ProviderRefused,
     ProviderServiceError,
     ProviderSettings,
+    ProviderUnreachable,
+    RateLimitListener,
 )
 
 __all__ = [
@@ -36,8 +39,11 @@ __all__ = [
     "ProviderAuthError",
     "ProviderBadResponse",
     "ProviderError",
+    "ProviderRefused",
     "ProviderServiceError",
     "ProviderSettings",
+    "ProviderUnreachable",
+    "RateLimitListener",
     "create_provider",
     "resolve_endpoint",
 ]

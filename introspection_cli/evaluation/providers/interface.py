@@ -10,8 +10,8 @@ alike, so a misbehaving server is handled in one place.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,7 +26,13 @@ class ChatMessage:
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """One call: the exact messages, the forced tool and the sampling parameters."""
+    """One call: the exact messages, the forced tool and the sampling parameters.
+
+    The first ``user_prefix_length`` characters of ``user`` are the same for every
+    row of the judge: with the system prompt and the tool, the prefix a provider
+    can cache (Anthropic's ``cache_control`` marks it). Not part of the cache key:
+    it changes how the request is laid out, not what the model reads.
+    """
 
     model: str
     system: str
@@ -36,6 +42,7 @@ class ModelRequest:
     tool_schema: Mapping[str, Any]
     temperature: float | None = None
     max_output_tokens: int | None = None
+    user_prefix_length: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +60,15 @@ class ModelReply:
     text: str | None
     refusal: str | None = None
     stop_reason: str | None = None
+    #: Every input token of the call, cached or not (Anthropic counts cache reads and
+    #: writes apart from ``input_tokens``; they are added in here).
     input_tokens: int = 0
     output_tokens: int = 0
     other_tool: str | None = None
+    #: Of ``input_tokens``, those read from the provider's prompt cache.
+    cached_input_tokens: int = 0
+    #: Of ``input_tokens``, those written to the provider's prompt cache (Anthropic).
+    cache_write_tokens: int = 0
 
 
 def token_count(value: object) -> int:
@@ -78,7 +91,24 @@ class ProviderAuthError(ProviderError):
 
 
 class ProviderServiceError(ProviderError):
-    """The provider failed after the SDK's retries: HTTP error, timeout, unreachable."""
+    """The provider failed after the SDK's retries: an HTTP error (429, 5xx) or, as
+    :class:`ProviderUnreachable`, no answer at all."""
+
+
+class ProviderUnreachable(ProviderServiceError):
+    """No answer after the SDK's retries: could not connect, or timed out."""
+
+
+class ProviderRefused(ProviderError):
+    """A non-retryable 4xx (400, 404, 422...): the request is wrong for this provider (a
+    bad model name, a bad parameter), and sending it again will not help."""
+
+    def __init__(self, message: str, *, status: int, endpoint: str = "",
+                 model: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.endpoint = endpoint
+        self.model = model
 
 
 class ProviderBadResponse(ProviderError):
@@ -104,6 +134,10 @@ class Provider(abc.ABC):
         """Release network resources."""
 
 
+#: Told of each 429 the provider answers, with its Retry-After in seconds (if any).
+RateLimitListener = Callable[[float | None], None]
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderSettings:
     """How to build a provider client; the key is held here and nowhere else."""
@@ -112,6 +146,7 @@ class ProviderSettings:
     base_url: str | None
     max_retries: int
     timeout: float
+    on_rate_limit: RateLimitListener | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:  # keep the key out of any repr, log or traceback
         base_url = None if self.base_url is None else without_userinfo(self.base_url)

@@ -26,7 +26,7 @@ class OpenAIProvider(SdkProvider):
 
     def __init__(self, settings: ProviderSettings) -> None:
         super().__init__(settings)
-        self._client = openai.AsyncOpenAI(**self.client_options(settings))
+        self._client = openai.AsyncOpenAI(**self.sdk_client_options(openai))
         # The first access imports the SDK's resource modules (~25 ms): do it here,
         # inside create_provider's import window, rather than in the first request.
         self._raw_create = self._client.chat.completions.with_raw_response.create
@@ -41,7 +41,7 @@ class OpenAIProvider(SdkProvider):
         except (openai.OpenAIError, ValueError) as exc:
             raise wrap_sdk_error(exc, openai, vendor="OpenAI", endpoint=self.endpoint,
                                  settings=self._settings, key_env=_KEY_ENV,
-                                 body_kind="chat completion") from exc
+                                 body_kind="chat completion", model=request.model) from exc
         return reply_from_completion(completion, request.tool_name)
 
 
@@ -87,10 +87,13 @@ def reply_from_completion(completion: Any, tool_name: str) -> ModelReply:
     usage = _get(completion, "usage")
     tokens_in = token_count(_get(usage, "prompt_tokens"))
     tokens_out = token_count(_get(usage, "completion_tokens"))
+    cached = min(tokens_in, token_count(_get(_get(usage, "prompt_tokens_details"),
+                                             "cached_tokens")))
     choices = _get(completion, "choices")
     if not isinstance(choices, list) or not choices:
         return ModelReply(None, None, stop_reason="no choices in the reply",
-                          input_tokens=tokens_in, output_tokens=tokens_out)
+                          input_tokens=tokens_in, output_tokens=tokens_out,
+                          cached_input_tokens=cached)
     choice = choices[0]
     message = _get(choice, "message")
     tool_calls = _get(message, "tool_calls")
@@ -114,4 +117,5 @@ def reply_from_completion(completion: Any, tool_name: str) -> ModelReply:
         input_tokens=tokens_in,
         output_tokens=tokens_out,
         other_tool=None if arguments is not None else other_tool,
+        cached_input_tokens=cached,
     )

@@ -3,11 +3,20 @@
 The ``openai`` and ``anthropic`` SDKs are generated from the same template, so
 their async clients take the same options and have the same ``base_url`` and
 ``close()``; only the call and the reply differ, in each provider's module.
+
+The HTTP client under the SDK is built here, so every response is seen before
+the SDK acts on it: a 429 is reported to the run's concurrency limiter (the SDK
+then retries it as it always does).
 """
 
 from __future__ import annotations
 
+import email.utils
+import time
+from types import ModuleType
 from typing import Any
+
+import httpx2
 
 from introspection_cli.evaluation.providers.interface import (
     Provider,
@@ -31,9 +40,45 @@ class SdkProvider(Provider):
         return {"api_key": settings.api_key, "base_url": settings.base_url,
                 "max_retries": settings.max_retries, "timeout": settings.timeout}
 
+    def sdk_client_options(self, sdk: ModuleType) -> dict[str, Any]:
+        """:meth:`client_options` and the HTTP client calls go through."""
+        return {**self.client_options(self._settings), "http_client": self._http_client(sdk)}
+
+    def _http_client(self, sdk: ModuleType) -> httpx2.AsyncClient:
+        client: httpx2.AsyncClient = sdk.DefaultAsyncHttpxClient(
+            event_hooks={"response": [self._observe]})
+        return client
+
+    async def _observe(self, response: httpx2.Response) -> None:
+        listener = self._settings.on_rate_limit
+        if response.status_code == 429 and listener is not None:
+            listener(retry_after(response.headers))
+
     @property
     def endpoint(self) -> str:
         return without_userinfo(str(self._client.base_url).rstrip("/"))
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def retry_after(headers: httpx2.Headers) -> float | None:
+    """The wait a 429 asks for, in seconds: ``retry-after-ms`` (as the SDKs read it),
+    else ``retry-after`` in seconds or as an HTTP date; ``None`` without either."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            seconds = float(raw) * scale
+        except ValueError:
+            if name == "retry-after-ms":
+                continue
+            try:
+                when = email.utils.parsedate_to_datetime(raw)
+            except (TypeError, ValueError):
+                continue
+            seconds = when.timestamp() - time.time()
+        if seconds == seconds:  # not NaN
+            return max(0.0, seconds)
+    return None
