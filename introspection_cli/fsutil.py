@@ -1,8 +1,17 @@
-"""File writes that never leave a user's file half-written."""
+"""File writes that never leave a user's file half-written.
+
+An atomic write goes through a temporary file beside its target, named
+``.TARGET.introspection-XXXXXXXX.tmp`` so that it is recognisable: the writer
+holds ``flock`` on it while it lives, so a temp file nobody holds is one a
+killed write left behind. The next write to the same target removes those
+(:func:`atomic_write_bytes`), and ``check`` warns about them
+(``leftover-temp-file``; the names are :mod:`introspection_cli.tempnames`).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import stat
@@ -11,6 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from introspection_cli.errors import DataError, UsageError
+from introspection_cli.tempnames import TEMP_MARK, is_temp_name
+
+_MAKE_ATTEMPTS = 5
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None,
@@ -21,6 +33,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None,
     without it an existing file keeps its mode and a new one gets 0644 less umask.
     ``keep_owner`` gives the new file the existing file's owner and group; when
     the OS does not allow that, ``PermissionError`` is raised and nothing is replaced.
+    Temporary files earlier killed writes of ``path`` left are removed first.
     """
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
@@ -35,7 +48,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None,
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temp_files(path)
+    fd, tmp_name = _held_temp_file(directory, path.name)
     try:
         with os.fdopen(fd, "wb") as handle:
             if keep_owner and existing is not None:
@@ -44,11 +58,86 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None,
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
+            os.replace(tmp_name, path)  # still holding the lock: no cleaner takes it now
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def _held_temp_file(directory: Path, name: str) -> tuple[int, str]:
+    """A new temporary file for ``name`` in ``directory``, locked (``flock``) by us.
+
+    Between creating it and locking it, a cleaner may find it unlocked and remove
+    it; the file is then made again, so a write never fails because of that.
+    """
+    for _ in range(_MAKE_ATTEMPTS):
+        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{name}{TEMP_MARK}",
+                                        suffix=".tmp")
+        if _lock_if_free(fd) is False:  # a cleaner holds it and is removing it
+            os.close(fd)
+            continue
+        if _same_file(tmp_name, fd):
+            return fd, tmp_name
+        os.close(fd)
+    raise OSError(errno.EAGAIN, f"could not create a temporary file for {name} in {directory}")
+
+
+def _lock_if_free(fd: int) -> bool | None:
+    """Take ``flock(LOCK_EX)`` on ``fd`` without waiting: True, False (held by another
+    process), or None when the file system has no such locks (NFS without lockd)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
+
+
+def _same_file(name: str, fd: int) -> bool:
+    try:
+        named = os.stat(name, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def remove_stale_temp_files(path: Path) -> list[Path]:
+    """Remove the temporary files killed writes of ``path`` left beside it; returns them.
+
+    Only files named as this tool names them and that no live writer holds
+    (its ``flock``) are removed; anything unsure (locks unsupported, a race) is left.
+    """
+    directory = path.parent if str(path.parent) else Path(".")
+    prefix = f".{path.name}{TEMP_MARK}"
+    try:
+        with os.scandir(directory) as entries:
+            names = [entry.name for entry in entries if entry.name.startswith(prefix)
+                     and is_temp_name(entry.name)]
+    except OSError:
+        return []
+    return [directory / name for name in names if _remove_if_unheld(directory / name)]
+
+
+def _remove_if_unheld(candidate: Path) -> bool:
+    try:
+        fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or not _lock_if_free(fd):
+            return False
+        if not _same_file(str(candidate), fd):
+            return False
+        os.unlink(candidate)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _take_owner(fd: int, existing: os.stat_result) -> None:
