@@ -21,6 +21,7 @@ from introspection_cli.recipe.rules_package import (
     check_skills_together,
     check_system,
 )
+from introspection_cli.recipe.rules_tempfiles import leftover_temp_files
 from introspection_cli.recipe.source import entry_problem, is_inside, unreadable
 
 CALIBRATION_SUFFIX = rules_layout.CALIBRATION_SUFFIX
@@ -97,6 +98,7 @@ def check_recipe(root: Path, *, verify_calibration: bool = True,
     result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills},
                                                     skill_dirs))
     _check_judges(root / "judges", result, verify_calibration, real_root, require_certified)
+    result.diagnostics.extend(leftover_temp_files(root, result.display))
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 

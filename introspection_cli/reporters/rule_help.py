@@ -231,6 +231,13 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
         'to be read (the entries below)',
         'rename or move it as the hint says',
     ),
+    'leftover-temp-file': (
+        'warning',
+        'anywhere in the recipe (except .git/, node_modules/, __pycache__/): a file '
+        'named .<file>.introspection-XXXXXXXX.tmp, or .<file>.XXXXXXXX.tmp (how earlier '
+        'versions named them) beside an existing <file>',
+        'delete it; never commit it',
+    ),
     'duplicate-agent-name': (
         'error',
         'two agent files with the same name',
