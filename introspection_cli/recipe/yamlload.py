@@ -24,7 +24,6 @@ from typing import Any, Literal
 import yaml
 
 from introspection_cli.diagnostics import escape_text
-from introspection_cli.recipe.yamlhints import explain
 
 try:  # libyaml is much faster; the pure-Python parser gives the same nodes
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
@@ -230,6 +229,8 @@ def _syntax_problem(exc: yaml.MarkedYAMLError, text: str, line_offset: int,
     if "maximum nesting depth" in problem:  # libyaml stops at 1,000 levels
         return YamlProblem("yaml-too-deep", f"nesting deeper than {MAX_DEPTH} levels", where,
                            "flatten the structure")
+    from introspection_cli.recipe.yamlhints import explain  # only for a file that is broken
+
     advice = explain(problem, text, where.line - line_offset, where.column) if where else None
     if advice is not None:
         return YamlProblem("yaml-syntax", advice.message,
