@@ -11,6 +11,8 @@ chooses it (``VERDICT:`` / ``FAULT:`` markers, :func:`marker_reply`); on top:
 - ``BATCH:late``: the request has not run when the batch ends early
   (:attr:`StubBatchServer.ending` ``"expired"`` or ``"cancelled"``), so it is
   listed as expired or cancelled; without an early end it runs normally;
+- ``BATCH:refuse``: the provider refuses that request as wrong (HTTP 400 for OpenAI,
+  an ``invalid_request_error`` for Anthropic);
 - ``BATCH:huge``: its result line is padded past 5 MB (a reply over the size cap).
 
 A batch moves one step along :attr:`StubBatchServer.steps` at each retrieve
@@ -173,10 +175,12 @@ class StubBatchServer:
                 code = "batch_expired" if self.ending == "expired" else "batch_cancelled"
                 errors.append({"id": "r", "custom_id": custom_id, "response": None,
                                "error": {"code": code, "message": f"stub: {code}"}})
-            elif "BATCH:fail" in request.user_text:
+            elif "BATCH:fail" in request.user_text or "BATCH:refuse" in request.user_text:
+                refused = "BATCH:refuse" in request.user_text
+                message = "stub: no such model" if refused else "stub: the model is on fire"
                 errors.append({"id": "r", "custom_id": custom_id, "error": None, "response": {
-                    "status_code": 500, "request_id": "q",
-                    "body": {"error": {"message": "stub: the model is on fire"}}}})
+                    "status_code": 400 if refused else 500, "request_id": "q",
+                    "body": {"error": {"message": message}}}})
             else:
                 reply = marker_reply(request, 0, hang_seconds=0)
                 target = output if reply.status == 200 else errors
@@ -215,10 +219,11 @@ class StubBatchServer:
             if late:
                 kind = "expired" if self.ending == "expired" else "canceled"
                 result: dict[str, Any] = {"type": kind}
-            elif "BATCH:fail" in request.user_text:
-                kind, result = "errored", {"type": "errored", "error": {
-                    "type": "error", "error": {"type": "api_error",
-                                               "message": "stub: the model is on fire"}}}
+            elif "BATCH:fail" in request.user_text or "BATCH:refuse" in request.user_text:
+                refused = "BATCH:refuse" in request.user_text
+                kind, result = "errored", {"type": "errored", "error": {"type": "error", "error": {
+                    "type": "invalid_request_error" if refused else "api_error",
+                    "message": "stub: no such model" if refused else "stub: the model is on fire"}}}
             else:
                 reply = marker_reply(request, 0, hang_seconds=0)
                 if reply.status == 200:

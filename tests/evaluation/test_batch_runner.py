@@ -360,3 +360,17 @@ def test_a_status_that_is_not_a_plain_word_is_unknown_and_polling_goes_on(
     batch_stub.bad_polls = [b'{"id": "batch_2", "status": "completed\\n\\u001b[2J"}']
     result = batch_run(recipe_of(tmp_path, ["VERDICT:pass"]))
     assert outcomes(result) == [("pass", None)]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_request_the_batch_refuses_as_wrong_is_a_refusal_as_a_direct_400_is(
+        provider: str, tmp_path: Path, batch_stub: StubBatchServer) -> None:
+    result = batch_run(recipe_of(tmp_path, ["VERDICT:pass", "BATCH:refuse", "BATCH:fail"],
+                                 provider=provider))
+    rows = outcomes(result)
+    assert [outcome for outcome, _ in rows] == ["pass", "error", "error"]
+    assert "stub: no such model" in (rows[1][1] or "")
+    assert "check the model name" in (rows[1][1] or "")
+    assert result.refused == 1 and result.service_failures == 1
+    (refusal,) = result.refusals
+    assert "stub-model" in refusal and batch_stub.anthropic_url in refusal

@@ -18,6 +18,7 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
+    item_failure,
     provider_text,
     status_word,
 )
@@ -82,17 +83,18 @@ class AnthropicBatches(SdkBatches):
         # batch object read whole by the SDK; the results themselves are streamed.
         response = self._client.messages.batches.with_streaming_response.results(
             state.batch_id)
-        async for item in self.stream(response, state,
-                                      f"the results of message batch {state.batch_id}",
-                                      lambda line: _item(line, state.batch_id, tool_names)):
+        endpoint = self.endpoint
+        async for item in self.stream(
+                response, state, f"the results of message batch {state.batch_id}",
+                lambda line: _item(line, state.batch_id, tool_names, endpoint)):
             yield item
 
     def missing_reason(self, state: BatchState) -> str:
         return f"message batch {state.batch_id} returned no result for this request"
 
 
-def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, str]
-          ) -> tuple[str, ItemResult] | None:
+def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, str],
+          endpoint: str) -> tuple[str, ItemResult] | None:
     """One results line as (custom_id, result); None when it names no request."""
     if line is None or not isinstance(line.get("custom_id"), str):
         return None
@@ -110,7 +112,20 @@ def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, s
         return custom_id, reply
     if kind in _OUTCOME:
         return custom_id, ProviderServiceError(_OUTCOME[kind].format(id=batch_id))
-    return custom_id, ProviderServiceError(f"message batch {batch_id}: {_error(result)}")
+    return custom_id, item_failure(f"message batch {batch_id}: {_error(result)}",
+                                   _error_status(result), endpoint)
+
+
+#: The HTTP status a direct call would have had, for the error types that refuse it.
+_REFUSING_TYPES = {"invalid_request_error": 400, "not_found_error": 404,
+                   "request_too_large": 413}
+
+
+def _error_status(result: object) -> int | None:
+    response = result.get("error") if isinstance(result, dict) else None
+    error = response.get("error") if isinstance(response, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return _REFUSING_TYPES.get(kind) if isinstance(kind, str) else None
 
 
 def _error(result: object) -> str:

@@ -20,6 +20,7 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
+    item_failure,
     plain_id,
     provider_text,
     status_word,
@@ -27,7 +28,6 @@ from introspection_cli.evaluation.batch.interface import (
 from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
-    ProviderServiceError,
     token_count,
 )
 from introspection_cli.evaluation.providers.openai_provider import (
@@ -97,7 +97,7 @@ class OpenAIBatches(SdkBatches):
                 response = self._client.files.with_streaming_response.content(file_id)
                 async for item in self.stream(
                         response, state, f"file {file_id} of batch {state.batch_id}",
-                        lambda line: _item(line, state.batch_id, tool_names)):
+                        lambda line: _item(line, state.batch_id, tool_names, self.endpoint)):
                     yield item
 
     def missing_reason(self, state: BatchState) -> str:
@@ -107,8 +107,8 @@ class OpenAIBatches(SdkBatches):
                             ).format(id=state.batch_id)
 
 
-def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, str]
-          ) -> tuple[str, ItemResult] | None:
+def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, str],
+          endpoint: str) -> tuple[str, ItemResult] | None:
     """One output or error line as (custom_id, result); None when it names no request."""
     if line is None or not isinstance(line.get("custom_id"), str):
         return None
@@ -121,7 +121,9 @@ def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, s
                 f"batch {batch_id} holds a result that is not a chat completion")
         return custom_id, reply_from_completion(
             body, tool_names.get(custom_id, VERDICT_TOOL_NAME))
-    return custom_id, ProviderServiceError(f"batch {batch_id}: {_failure(response, error)}")
+    status = response.get("status_code") if isinstance(response, dict) else None
+    return custom_id, item_failure(f"batch {batch_id}: {_failure(response, error)}",
+                                   status if isinstance(status, int) else None, endpoint)
 
 
 def _batch_failure(batch: dict[str, Any]) -> str:

@@ -48,7 +48,8 @@ class SlotSink(Generic[Slot]):
             self._usage.requests += 1
         for index, slot in enumerate(slots):
             if index and isinstance(result, ModelReply):
-                result = dataclasses.replace(result, input_tokens=0, output_tokens=0)
+                result = dataclasses.replace(result, input_tokens=0, output_tokens=0,
+                                             cached_input_tokens=0, cache_write_tokens=0)
             self._settle(slot, result)
 
     async def persist(self) -> bool:

@@ -46,7 +46,7 @@ def wrap_sdk_error(exc: Exception, sdk: ModuleType, *, vendor: str, endpoint: st
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         said = _server_message(exc, settings.api_key)
-        if status < 500 and status not in _RETRIED:
+        if is_refusal(status):
             for_model = f" for model {model}" if model else ""
             return ProviderRefused(
                 f"HTTP {status} from {endpoint}{for_model}: {said or 'no message'}; check the "
@@ -65,6 +65,12 @@ def wrap_sdk_error(exc: Exception, sdk: ModuleType, *, vendor: str, endpoint: st
         # A 200 whose body is not JSON escapes the SDKs as a bare JSONDecodeError.
         return ProviderBadResponse(f"{endpoint} answered with a body that is not a {body_kind}")
     return ProviderError(f"{vendor} client error: {type(exc).__name__}")
+
+
+def is_refusal(status: int) -> bool:
+    """Whether HTTP ``status`` says the request itself is wrong (a 4xx the SDKs do not
+    retry): sending it again cannot help. Batch results are judged by it too."""
+    return 400 <= status < 500 and status not in _RETRIED
 
 
 def _after_retries(exc: Exception) -> str:
