@@ -75,7 +75,8 @@ def make_recipe(root: Path) -> Path:
             {"type": "message", "role": "user", "text": f"Question {i}: where is my order?"},
             {"type": "message", "role": "assistant", "text": f"Order {i} ships tomorrow."}]}
         lines.append(json.dumps(fixture_envelope(
-            judge_input, expected="pass", split=("train", "dev", "test", None)[i % 4],
+            # No test rows: the held-out split is not evaluated without --split test.
+            judge_input, expected="pass", split=("train", "dev", None)[i % 3],
             runtime_url="https://runtime.example")))
     (root / "judges" / "helpful.calibration.jsonl").write_text("\n".join(lines) + "\n",
                                                                encoding="utf-8")
