@@ -29,6 +29,9 @@ def test_import_contracts_hold() -> None:
 @pytest.mark.parametrize(("module", "line"), [
     ("reporting/render_markdown.py", "from introspection_cli.reporting import render_text"),
     ("reporting/model.py", "from introspection_cli.reporting import render_json"),
+    ("reporting/render_junit.py", "from introspection_cli.reporting import render_text"),
+    ("reporting/render_text.py", "from introspection_cli.reporting import render_junit"),
+    ("reporting/gates.py", "from introspection_cli.reporting import render_junit"),
     ("reporting/metrics.py", "from introspection_cli.reporting import baseline"),
     ("evaluation/runner.py", "from introspection_cli.reporting import model"),
     ("reporting/gates.py", "import typer"),

@@ -52,6 +52,12 @@ def eval_command(
         "--format", help="Report format on stdout: text, json or markdown.")] = "text",
     output: Annotated[Path | None, typer.Option(
         help="Also write the JSON report to this file (atomically).")] = None,
+    junit: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Also write JUnit XML for CI test reporters: a test case per "
+                             "judge and per gate, a missed gate is a failure.")] = None,
+    html: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Also write the report as one self-contained HTML page "
+                             "(offline: no network, no external asset).")] = None,
     baseline: Annotated[Path | None, typer.Option(
         help="A previous JSON report: show per-split deltas and rows whose outcome changed.")
     ] = None,
@@ -114,7 +120,8 @@ def eval_command(
     gates = GateSettings(min_agreement=min_agreement, min_tpr=min_tpr, min_tnr=min_tnr,
                          min_kappa=min_kappa, max_error_rate=max_error_rate,
                          split=threshold_split)
-    settings = ReportSettings(fmt=check_report_format(fmt), output=output, baseline=baseline,
+    settings = ReportSettings(fmt=check_report_format(fmt), output=output, junit=junit,
+                              html=html, baseline=baseline,
                               gates=gates, color=stream_wants_color(sys.stdout))
     batches = BatchProgress(sys.stderr, redraw=sys.stderr.isatty()) if batch else None
     progress = _StderrProgress() if sys.stderr.isatty() and not batch else None

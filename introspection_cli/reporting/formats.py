@@ -12,6 +12,8 @@ from introspection_cli.errors import UsageError
 from introspection_cli.reporting.baseline import Comparison
 
 REPORT_FORMATS: tuple[str, ...] = ("text", "json", "markdown")
+#: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.
+FILE_FORMATS: tuple[str, ...] = ("junit", "html")
 
 
 def check_report_format(fmt: str) -> str:
@@ -23,7 +25,8 @@ def check_report_format(fmt: str) -> str:
 
 def render_report(report: dict[str, Any], fmt: str, *, color: bool = False,
                   comparison: Comparison | None = None) -> str:
-    """The report in ``fmt`` (``text``, ``json`` or ``markdown``) for stdout.
+    """The report in ``fmt``: ``text``, ``json`` or ``markdown`` for stdout, or one of
+    :data:`FILE_FORMATS`.
 
     ``comparison`` (from :func:`~.baseline.compare_with_baseline`) is appended
     to text and Markdown; the JSON report stays exactly the report model.
@@ -43,4 +46,8 @@ def render_report(report: dict[str, Any], fmt: str, *, color: bool = False,
         from introspection_cli.reporting.render_markdown import render_markdown
 
         return render_markdown(report, comparison=comparison)
+    if fmt == "junit":
+        from introspection_cli.reporting.render_junit import render_junit
+
+        return render_junit(report)
     raise UsageError(f"unknown report format {fmt!r}; use one of: {', '.join(REPORT_FORMATS)}")

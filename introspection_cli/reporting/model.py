@@ -110,7 +110,13 @@ def write_report(path: Path, report: dict[str, Any]) -> None:
 
     A symlink is written through (its target is replaced), never replaced by a file.
     """
-    atomic_write_text(path.resolve() if path.is_symlink() else path, report_json(report))
+    write_report_text(path, report_json(report))
+
+
+def write_report_text(path: Path, text: str) -> None:
+    """Write a rendered report (JSON, JUnit XML, HTML) to ``path`` atomically, through a
+    symlink rather than over it."""
+    atomic_write_text(path.resolve() if path.is_symlink() else path, text)
 
 
 def load_report_schema(version: int = REPORT_VERSION) -> dict[str, Any]:

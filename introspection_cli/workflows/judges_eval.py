@@ -37,10 +37,19 @@ from introspection_cli.evaluation.runner import (
 )
 from introspection_cli.fsutil import check_output_target
 from introspection_cli.provenance import git_state
-from introspection_cli.reporting.baseline import compare_with_baseline, load_baseline
+from introspection_cli.reporting.baseline import (
+    Comparison,
+    compare_with_baseline,
+    load_baseline,
+)
 from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
-from introspection_cli.reporting.model import Provenance, build_report, write_report
+from introspection_cli.reporting.model import (
+    Provenance,
+    build_report,
+    write_report,
+    write_report_text,
+)
 
 #: What ``judges eval`` evaluates without ``--split``: everything but the held-out test split.
 DEFAULT_SPLITS = ("train", "dev", "unsplit")
@@ -52,6 +61,9 @@ class ReportSettings:
 
     fmt: str = "text"
     output: Path | None = None
+    #: JUnit XML (``--junit``) and the HTML page (``--html``), written like ``output``.
+    junit: Path | None = None
+    html: Path | None = None
     baseline: Path | None = None
     gates: GateSettings = field(default_factory=GateSettings)
     color: bool = False
@@ -82,8 +94,7 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     recipe, recipe_warnings = load_valid_recipe(path, options.judges)
     # Check everything that can fail cheaply before any model call costs money.
     settings.gates.check()
-    if settings.output is not None:
-        check_output_target(settings.output, flag="--output")
+    _check_report_files(settings)
     baseline = load_baseline(settings.baseline) if settings.baseline is not None else None
     options = replace(options, splits=evaluation_splits(options.splits, settings.gates.split))
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
@@ -91,17 +102,9 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     report = build_report(result.run, Provenance(git=git_state(path)))
     gates = evaluate_gates(report, settings.gates)
     report["gates"] = [gate.as_json() for gate in gates]
-    problems: list[str] = []
-    output_failed = False
-    if settings.output is not None:
-        try:
-            write_report(settings.output, report)
-        except OSError as exc:  # checked before the run, so it changed meanwhile
-            output_failed = True
-            problems.append(f"cannot write --output {settings.output} "
-                            f"({exc.strerror or type(exc).__name__}); the report is on "
-                            "stdout only")
     comparison = compare_with_baseline(report, baseline) if baseline is not None else None
+    problems = _write_report_files(settings, report, comparison)
+    output_failed = bool(problems)
     stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
     problems += _run_problems(result)
     problems += gate_failures(report, gates)
@@ -115,6 +118,41 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
                  else ExitCode.OK)
     problems += [f"warning: {warning}" for warning in warnings]
     return EvalCommandResult(stdout, exit_code, tuple(problems), report)
+
+
+def _report_files(settings: ReportSettings) -> list[tuple[str, Path, str]]:
+    """(flag, path, format) of every file the report is written to."""
+    files = (("--output", settings.output, "json"), ("--junit", settings.junit, "junit"),
+             ("--html", settings.html, "html"))
+    return [(flag, path, fmt) for flag, path, fmt in files if path is not None]
+
+
+def _check_report_files(settings: ReportSettings) -> None:
+    """Each report file can be written, and no two flags name the same file (exit 2)."""
+    seen: dict[Path, str] = {}
+    for flag, target, _ in _report_files(settings):
+        check_output_target(target, flag=flag)
+        where = target.resolve()
+        if where in seen:
+            raise UsageError(f"{seen[where]} and {flag} both name {target}; give each its "
+                             "own file")
+        seen[where] = flag
+
+
+def _write_report_files(settings: ReportSettings, report: dict[str, Any],
+                        comparison: Comparison | None) -> list[str]:
+    """Write ``--output``, ``--junit`` and ``--html`` atomically; a line for each that failed."""
+    problems = []
+    for flag, path, fmt in _report_files(settings):
+        try:
+            if fmt == "json":
+                write_report(path, report)
+            else:
+                write_report_text(path, render_report(report, fmt, comparison=comparison))
+        except OSError as exc:  # checked before the run, so it changed meanwhile
+            problems.append(f"cannot write {flag} {path} ({exc.strerror or type(exc).__name__})"
+                            + ("; the report is on stdout only" if flag == "--output" else ""))
+    return problems
 
 
 def batch_options(batch: bool, *, poll_interval: float | None,

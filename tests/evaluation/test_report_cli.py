@@ -123,3 +123,28 @@ def test_broken_baseline_exits_1_with_the_file_named(
     code, _, err = run_cli(["judges", "eval", str(recipe), "--baseline",
                             str(tmp_path / "missing.json")], capsys)
     assert code == 2 and "does not exist" in err
+
+
+def test_junit_file_names_the_missed_gate_as_the_exit_code_does(
+        stub: StubModelServer, recipe: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import junitparser
+
+    junit = tmp_path / "out" / "junit.xml"
+    junit.parent.mkdir()
+    code, _, err = run_cli(["judges", "eval", str(recipe), "--junit", str(junit),
+                            "--min-agreement", "0.9", *EVERYTHING], capsys)
+    assert code == 1, err
+    xml = junitparser.JUnitXml.fromfile(str(junit))
+    (suite,) = xml
+    failed = {case.name: [r.message for r in case.result if isinstance(r, junitparser.Failure)]
+              for case in suite}
+    assert failed == {"judge billing": [], "agreement lower bound ≥ 0.9 on split all": [
+        "agreement lower bound on split all ≥ 0.9: 0.208, MISSED"],
+        "error rate ≤ 0.3 on split all": []}
+    # The same file for two flags is refused before any model call.
+    stub.requests.clear()
+    code, _, err = run_cli(["judges", "eval", str(recipe), "--junit", str(junit),
+                            "--output", str(junit)], capsys)
+    assert code == 2 and "--output and --junit both name" in err
+    assert not stub.requests
