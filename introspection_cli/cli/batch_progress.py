@@ -2,14 +2,16 @@
 
 Batch ids are printed whatever stderr is (a CI log needs them as much as a
 terminal does). On a terminal the batches' progress is one line redrawn in
-place; elsewhere a line is printed when a batch's status changes, not on
-every poll.
+place (its part of the shared :class:`~introspection_cli.cli.progress.StatusLine`,
+beside the rows' progress); elsewhere a line is printed when a batch's status
+changes, not on every poll.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from introspection_cli.cli.progress import StatusLine
 from introspection_cli.diagnostics import escape_text
 
 if TYPE_CHECKING:
@@ -19,10 +21,10 @@ if TYPE_CHECKING:
 class BatchProgress:
     """The :class:`~introspection_cli.evaluation.batch.BatchEvents` the CLI prints."""
 
-    def __init__(self, stream: TextIO, *, redraw: bool) -> None:
+    def __init__(self, stream: TextIO, *, redraw: bool, line: StatusLine | None = None) -> None:
         self._stream = stream
         self._redraw = redraw
-        self._drawn = False
+        self._status = line or StatusLine(stream)
         self._states: dict[str, BatchState] = {}
         #: ``provider batch_id`` of every batch this run submitted or resumed.
         self.batches: list[str] = []
@@ -49,9 +51,7 @@ class BatchProgress:
         if self._redraw:
             parts = [f"{name} {s.status} {s.done}/{s.total}" for name, s in self._states.items()
                      if not s.ended]
-            self._stream.write("\r\033[K" + " | ".join(parts))
-            self._stream.flush()
-            self._drawn = True
+            self._status.show("batches", " | ".join(parts))
         elif before is None or before.status != state.status:
             self._line(f"batch {label}: {escape_text(state.status)}, {state.done}/{state.total} "
                        "done")
@@ -69,10 +69,7 @@ class BatchProgress:
                        "is submitted again)")
 
     def finish(self) -> None:
-        if self._drawn:
-            self._stream.write("\r\033[K")
-            self._stream.flush()
-            self._drawn = False
+        self._status.clear()
 
     def _line(self, text: str) -> None:
         self.finish()

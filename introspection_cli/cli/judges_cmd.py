@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from introspection_cli.cli.stdout import write_stdout
-from introspection_cli.cli.terminal import stream_wants_color
+from introspection_cli.cli.terminal import stream_redraws, stream_wants_color
 
 if TYPE_CHECKING:
     from introspection_cli.labelling.result import CommandResult
@@ -103,6 +103,7 @@ def eval_command(
     the model provider after retries (the report is still shown).
     """
     from introspection_cli.cli.batch_progress import BatchProgress
+    from introspection_cli.cli.progress import RowProgress, StatusLine
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.reporting.formats import check_report_format
     from introspection_cli.reporting.gates import GateSettings
@@ -123,8 +124,11 @@ def eval_command(
     settings = ReportSettings(fmt=check_report_format(fmt), output=output, junit=junit,
                               html=html, baseline=baseline,
                               gates=gates, color=stream_wants_color(sys.stdout))
-    batches = BatchProgress(sys.stderr, redraw=sys.stderr.isatty()) if batch else None
-    progress = _StderrProgress() if sys.stderr.isatty() and not batch else None
+    # The progress line only on a terminal: a log or a pipe gets no redrawn line.
+    line = StatusLine(sys.stderr) if stream_redraws(sys.stderr) else None
+    batches = BatchProgress(sys.stderr, redraw=line is not None, line=line) if batch else None
+    # A batch run's rows land all at once when a batch ends: a rate or an ETA would mislead.
+    progress = RowProgress(line, eta=not batch) if line is not None else None
     try:
         result = evaluate_recipe(recipe, options, settings, progress=progress,
                                  batch_events=batches)
@@ -133,9 +137,8 @@ def eval_command(
             batches.interrupted()
         raise
     finally:
-        for drawn in (progress, batches):
-            if drawn is not None:
-                drawn.finish()
+        if line is not None:
+            line.clear()
     try:
         write_stdout(result.stdout, what=f"the {settings.fmt} report",
                      quiet_epipe=settings.fmt == "text")
@@ -233,22 +236,3 @@ def _finish(result: CommandResult) -> None:
         for problem in result.problems:
             sys.stderr.write(f"introspection: {problem}\n")
     raise typer.Exit(int(result.exit_code))
-
-
-class _StderrProgress:
-    """A one-line ``rows done/total`` counter, redrawn in place on a terminal."""
-
-    def __init__(self) -> None:
-        self._drawn = False
-
-    def __call__(self, done: int, total: int) -> None:
-        width = 30
-        filled = width * done // total if total else width
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} rows")
-        sys.stderr.flush()
-        self._drawn = True
-
-    def finish(self) -> None:
-        if self._drawn:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()

@@ -66,8 +66,24 @@ from introspection_cli.evaluation.voting import SampleResult, decide
 from introspection_cli.recipe.model import Recipe
 
 ProviderFactory = Callable[[str, ProviderSettings], Provider]
-#: Called with (rows finished, rows in total) as the run progresses.
-ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RunProgress:
+    """How far a run is: what a progress display shows."""
+
+    rows_done: int
+    rows_total: int
+    #: Model calls made so far (with ``--batch``: batch results collected).
+    requests: int = 0
+    #: Samples answered from the verdict cache.
+    cache_hits: int = 0
+    #: Samples that ended as errors so far (a provider failure, an unusable reply).
+    errors: int = 0
+
+
+#: Called with the run's progress as rows finish.
+ProgressCallback = Callable[[RunProgress], None]
 
 
 @dataclass(frozen=True)
@@ -166,6 +182,7 @@ class _Execution:
         # Gated rows and gate errors make no call: they are done before anything runs.
         self.rows_done = sum(1 for plan in plans for row in plan.rows if not row.calls_model)
         self.rows_pending: dict[int, int] = {}
+        self.sample_errors = 0
         self.limiters: dict[str, AdaptiveLimiter] = {}
         self.dispatchers: list[Dispatcher] = []
         self.worker: CacheWorker | None = None
@@ -307,6 +324,7 @@ class _Execution:
                     "check the model name and the judge's llm settings")
             slot.result = SampleResult(None, str(reply), service_failure=service,
                                        refused=refused)
+            self.sample_errors += 1
         else:
             self._count_tokens(reply)
             parsed = parse_reply(reply)
@@ -316,6 +334,7 @@ class _Execution:
                     self.worker.put(slot.key, parsed)
             else:
                 slot.result = SampleResult(None, parsed.reason)
+                self.sample_errors += 1
         slot.request = None  # answered: its prompt is not needed any more
         self._row_settled(slot.row)
 
@@ -334,7 +353,9 @@ class _Execution:
 
     def _report_progress(self) -> None:
         if self.progress is not None:
-            self.progress(self.rows_done, self.rows_total)
+            requests = self.usage.requests + sum(d.requests for d in self.dispatchers)
+            self.progress(RunProgress(self.rows_done, self.rows_total, requests,
+                                      self.usage.cached, self.sample_errors))
 
     def _judge_run(self, plan: JudgePlan) -> JudgeRun:
         samples_by_row: dict[int, list[SampleResult]] = {}
