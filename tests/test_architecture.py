@@ -32,6 +32,8 @@ def test_import_contracts_hold() -> None:
     ("reporting/render_junit.py", "from introspection_cli.reporting import render_text"),
     ("reporting/render_text.py", "from introspection_cli.reporting import render_junit"),
     ("reporting/gates.py", "from introspection_cli.reporting import render_junit"),
+    ("reporting/model.py", "from introspection_cli.reporting import model_comparison"),
+    ("reporting/model_comparison.py", "from introspection_cli.reporting import render_text"),
     ("reporting/metrics.py", "from introspection_cli.reporting import baseline"),
     ("evaluation/runner.py", "from introspection_cli.reporting import model"),
     ("reporting/gates.py", "import typer"),

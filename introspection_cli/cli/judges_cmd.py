@@ -44,8 +44,12 @@ def eval_command(
     provider: Annotated[str | None, typer.Option(
         help="Use this provider (openai or anthropic) instead of each judge's llm.provider.")
     ] = None,
-    model: Annotated[str | None, typer.Option(
-        help="Use this model instead of each judge's llm.model.")] = None,
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", metavar="[PROVIDER:]MODEL",
+        help="Use this model instead of each judge's llm.model (openai:NAME or "
+             "anthropic:NAME also sets the provider). Repeatable: each judge is evaluated "
+             "with every model on the same rows and the report compares them with the "
+             "first.")] = None,
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Neither read nor write the verdict cache.")] = False,
     fmt: Annotated[str, typer.Option(
@@ -111,11 +115,14 @@ def eval_command(
         ReportSettings,
         batch_options,
         evaluate_recipe,
+        model_choices,
     )
 
+    chosen_provider, chosen_model, compared = model_choices(model or (), provider)
     options = EvalOptions(
         judges=tuple(judge or ()), splits=tuple(split or ()), samples=samples,
-        concurrency=concurrency, provider=provider, model=model, use_cache=not no_cache,
+        concurrency=concurrency, provider=chosen_provider, model=chosen_model,
+        compare_models=compared, use_cache=not no_cache,
         max_retries=max_retries, timeout=timeout,
         batch=batch_options(batch, poll_interval=poll_interval, max_wait=max_wait))
     gates = GateSettings(min_agreement=min_agreement, min_tpr=min_tpr, min_tnr=min_tnr,

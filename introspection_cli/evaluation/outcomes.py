@@ -39,20 +39,6 @@ class RejectedRow:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeRun:
-    name: str
-    provider: str
-    model: str
-    rows: tuple[RowOutcome, ...]
-    rejected: tuple[RejectedRow, ...] = ()
-    #: The judge version that ran (:mod:`~introspection_cli.evaluation.fingerprint`).
-    fingerprint: str | None = None
-    #: Labelled ``test`` rows left out because the test split is held out; None when
-    #: the run evaluated the test split.
-    held_out: int | None = None
-
-
 @dataclass(slots=True)
 class Usage:
     """What a run cost and how it went with the provider.
@@ -71,6 +57,22 @@ class Usage:
     cache_write_tokens: int = 0
     rate_limited: int = 0
     concurrency: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRun:
+    name: str
+    provider: str
+    model: str
+    rows: tuple[RowOutcome, ...]
+    rejected: tuple[RejectedRow, ...] = ()
+    #: The judge version that ran (:mod:`~introspection_cli.evaluation.fingerprint`).
+    fingerprint: str | None = None
+    #: Labelled ``test`` rows left out because the test split is held out; None when
+    #: the run evaluated the test split.
+    held_out: int | None = None
+    #: What this judge's requests with this model used (the run's ``usage`` adds them up).
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True)

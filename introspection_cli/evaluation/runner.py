@@ -29,6 +29,7 @@ from introspection_cli.evaluation.batch import (
     SlotSink,
     send_in_batches,
 )
+from introspection_cli.evaluation.batch.interface import ResultNotCollected
 from introspection_cli.evaluation.cache import CacheWorker, VerdictCache, default_cache_dir
 from introspection_cli.evaluation.dispatch import (
     AuthAbort,
@@ -96,6 +97,9 @@ class EvalOptions:
     concurrency: int = 8  # per provider: the most calls in flight at once
     provider: str | None = None  # overrides each judge's llm.provider
     model: str | None = None  # overrides each judge's llm.model
+    #: Further (provider or None, model) pairs: each judge is evaluated once more with
+    #: each, on the same rows, in the same run (a None provider: as for ``model``).
+    compare_models: tuple[tuple[str | None, str], ...] = ()
     use_cache: bool = True
     cache_dir: Path | None = None  # None: default_cache_dir()
     max_retries: int = 2
@@ -132,14 +136,16 @@ def run_eval(recipe: Recipe, options: EvalOptions, *,
     env = os.environ if environ is None else environ
     _check_options(options)
     splits = check_splits(options.splits)
-    plans = [plan_judge(judge, splits=splits, provider=options.provider, model=options.model,
-                        regex_timeout=options.regex_timeout)
-             for judge in select_judges(recipe, options.judges)]
+    models = [(options.provider, options.model), *options.compare_models]
+    plans = [plan_judge(judge, splits=splits, provider=provider or options.provider,
+                        model=model, regex_timeout=options.regex_timeout)
+             for judge in select_judges(recipe, options.judges) for provider, model in models]
     cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     execution = _Execution(plans, options, cache, env, provider_factory, progress,
                            batch_events)
     run = asyncio.run(execution.run(str(recipe.root)))
-    warnings = [plan.ignored_temperature for plan in plans if plan.ignored_temperature]
+    warnings = list(dict.fromkeys(plan.ignored_temperature for plan in plans
+                                  if plan.ignored_temperature))
     warnings += execution.batch_result.warnings
     if cache is not None:
         warnings += cache.warnings
@@ -158,8 +164,9 @@ def _check_options(options: EvalOptions) -> None:
         raise UsageError("--max-retries must be 0 or more")
     if not (0 < options.timeout < float("inf")):  # NaN fails this too
         raise UsageError("--timeout must be a positive number of seconds")
-    if options.provider is not None and options.provider not in API_KEY_ENV:
-        raise UsageError(f"unknown provider {options.provider!r}: use openai or anthropic")
+    for provider in (options.provider, *(pair[0] for pair in options.compare_models)):
+        if provider is not None and provider not in API_KEY_ENV:
+            raise UsageError(f"unknown provider {provider!r}: use openai or anthropic")
 
 
 class _Execution:
@@ -174,6 +181,8 @@ class _Execution:
         self.factory = factory
         self.progress = progress
         self.usage = Usage()
+        #: Each plan's own usage (judge x model), by id(plan).
+        self.plan_usage: dict[int, Usage] = {id(plan): Usage() for plan in plans}
         self.service_failures = 0
         self.refused = 0
         self.refusals: dict[tuple[str, str, str], str] = {}
@@ -245,8 +254,10 @@ class _Execution:
         """``rows``, each kept for the report and counted as done or pending."""
         async for samples in rows:
             self.slots += samples
-            self.usage.cached += sum(1 for slot in samples if slot.result is not None
-                                     and slot.result.cached)
+            hits = sum(1 for slot in samples if slot.result is not None and slot.result.cached)
+            self.usage.cached += hits
+            if samples:
+                self.plan_usage[id(samples[0].plan)].cached += hits
             pending = sum(1 for slot in samples if slot.result is None)
             if pending:
                 self.rows_pending[id(samples[0].row)] = pending
@@ -311,6 +322,10 @@ class _Execution:
 
     def settle(self, slot: Slot, reply: ModelReply | ProviderError) -> None:
         """Turn a call's reply or error into the slot's result (and cache a verdict)."""
+        # Sent and answered: a stopped sample never was, an uncollected one is counted
+        # by the run that collects it.
+        if not isinstance(reply, ProviderStopped | ResultNotCollected):
+            self.plan_usage[id(slot.plan)].requests += 1
         if isinstance(reply, ProviderError):
             refused = isinstance(reply, ProviderRefused) or (
                 isinstance(reply, ProviderStopped) and reply.refused)
@@ -326,7 +341,7 @@ class _Execution:
                                        refused=refused)
             self.sample_errors += 1
         else:
-            self._count_tokens(reply)
+            self._count_tokens(reply, self.plan_usage[id(slot.plan)])
             parsed = parse_reply(reply)
             if isinstance(parsed, ParsedVerdict):
                 slot.result = SampleResult(parsed)
@@ -338,12 +353,12 @@ class _Execution:
         slot.request = None  # answered: its prompt is not needed any more
         self._row_settled(slot.row)
 
-    def _count_tokens(self, reply: ModelReply) -> None:
-        usage = self.usage
-        usage.input_tokens += reply.input_tokens
-        usage.output_tokens += reply.output_tokens
-        usage.cached_input_tokens += reply.cached_input_tokens
-        usage.cache_write_tokens += reply.cache_write_tokens
+    def _count_tokens(self, reply: ModelReply, plan_usage: Usage) -> None:
+        for usage in (self.usage, plan_usage):
+            usage.input_tokens += reply.input_tokens
+            usage.output_tokens += reply.output_tokens
+            usage.cached_input_tokens += reply.cached_input_tokens
+            usage.cache_write_tokens += reply.cache_write_tokens
 
     def _row_settled(self, row: PlannedRow) -> None:
         self.rows_pending[id(row)] -= 1
@@ -367,7 +382,7 @@ class _Execution:
         return JudgeRun(plan.judge.name, plan.provider, plan.model, rows, plan.rejected,
                         fingerprint=judge_fingerprint(plan.judge, provider=plan.provider,
                                                       model=plan.model),
-                        held_out=plan.held_out)
+                        held_out=plan.held_out, usage=self.plan_usage[id(plan)])
 
     def _row_outcome(self, row: PlannedRow, samples: Sequence[SampleResult]) -> RowOutcome:
         def outcome(**fields: Any) -> RowOutcome:

@@ -16,7 +16,7 @@ not a version-1 or version-2 eval report is a data error (exit 1).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,7 +213,7 @@ def _compare_judge(before: Mapping[str, Any], after: Mapping[str, Any]) -> Judge
         splits=tuple(_split_delta(split, before["splits"][split], after["splits"][split])
                      for split in SPLITS),
         changed=tuple(sorted(changed, key=lambda row: row.line)),
-        tests=tuple(_mcnemar(scope, pairs) for scope in ("all", "pass", "fail")),
+        tests=tuple(paired_test(scope, pairs) for scope in ("all", "pass", "fail")),
         split_changes=tuple(sorted(moved, key=lambda row: row.line)),
         only_in_baseline=sum(cid not in rows_after for cid in rows_before),
         only_in_current=len(rows_after) - len(common),
@@ -244,7 +244,10 @@ def _point(statistic: Any) -> float | None:
     return None if statistic is None else float(statistic)
 
 
-def _mcnemar(scope: str, pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> McNemar:
+def paired_test(scope: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+                ) -> McNemar:
+    """McNemar's mid-p test and the paired difference over ``pairs`` of report rows
+    (the same conversation before and after, or with the first model and another)."""
     # Only rows that are the same question both times pair up: an error in
     # either run has no verdict to compare, and a relabelled row is scored
     # against a different answer.

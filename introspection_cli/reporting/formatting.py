@@ -130,6 +130,45 @@ def gate_sentence(gate: Mapping[str, Any]) -> str:
     return f"{subject} on split {gate['split']} ≥ {gate['bar']:g}: {value}, {result}"
 
 
+#: The columns of a judge's model comparison (``--model`` given more than once); ``cost``
+#: only when a price is known for some model.
+MODEL_COLUMNS: tuple[str, ...] = ("model", "judged", "errors", "agreement", "tpr", "tnr",
+                                  "kappa", "tokens", "cost", "mid-p")
+
+
+def model_comparison_table(judge: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The header and one row per model of the judge's ``model_comparison`` (no rows for a
+    single-model judge): point values, the intervals stay in the JSON."""
+    comparison = judge.get("model_comparison")
+    if not comparison:
+        return [], []
+    models = comparison["models"]
+    priced = any(model["cost"] is not None for model in models)
+    rows = []
+    for model in models:
+        test = model["mcnemar"]
+        cells = [
+            clean(f"{model['provider']}/{model['model']}"), str(model["judged"]),
+            str(model["errors"]),
+            *(NULL if model[key] is None else f"{model[key]['value']:.3f}"
+              for key in ("agreement", "tpr", "tnr")),
+            format_kappa(model["kappa"]),
+            f"{model['input_tokens']}/{model['output_tokens']}",
+            NULL if model["cost"] is None else f"${model['cost']:.2f}",
+            "first" if test is None else f"{test['p_value']:.3g}",
+        ]
+        rows.append(cells if priced else cells[:8] + cells[9:])
+    header = [c for c in MODEL_COLUMNS if priced or c != "cost"]
+    return header, rows
+
+
+def model_comparison_title(judge: Mapping[str, Any]) -> str:
+    """What the model comparison table shows, in a line."""
+    split = judge["model_comparison"]["split"]
+    return (f"models compared on split {split}, the same rows (tokens: input/output; "
+            "mid-p: McNemar against the first model)")
+
+
 def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]]:
     """The report's gates of one judge, in order."""
     return [gate for gate in report.get("gates", ()) if gate["judge"] == judge]

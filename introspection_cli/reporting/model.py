@@ -10,12 +10,12 @@ Nothing here imports a comparison or a renderer.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import SPLITS, EvalRun, JudgeRun, RowOutcome
+from introspection_cli.evaluation.outcomes import SPLITS, EvalRun, JudgeRun, RowOutcome, Usage
 from introspection_cli.fsutil import atomic_write_text
 from introspection_cli.provenance import GitState, tool_version, utc_now
 from introspection_cli.reporting.metrics import stats_by_split
@@ -55,23 +55,24 @@ def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str
         "created_at": origin.created_at,
         "git": origin.git.as_json() if origin.git is not None else None,
         "recipe": run.recipe,
-        "judges": [_judge_json(judge) for judge in run.judges],
+        "judges": [_judge_json(first, others) for first, *others in _by_judge(run.judges)],
         "gates": [],
-        "usage": {
-            "requests": run.usage.requests,
-            "cached": run.usage.cached,
-            "input_tokens": run.usage.input_tokens,
-            "output_tokens": run.usage.output_tokens,
-        },
+        "usage": _usage_json(run.usage),
     }
 
 
-def _judge_json(judge: JudgeRun) -> dict[str, Any]:
-    stats = stats_by_split(judge.rows)
-    splits: dict[str, Any] = {split: stats[split].as_json() for split in SPLITS}
-    if judge.held_out is not None:
-        splits["test"] = {"held_out": True, "n": judge.held_out}
-    return {
+def _by_judge(runs: Sequence[JudgeRun]) -> list[list[JudgeRun]]:
+    """The runs of each judge, in order: one per model (``--model`` given more than once)."""
+    grouped: dict[str, list[JudgeRun]] = {}
+    for run in runs:
+        grouped.setdefault(run.name, []).append(run)
+    return list(grouped.values())
+
+
+def _judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = ()) -> dict[str, Any]:
+    """A judge's entry: its run with the first model; with more models, ``usage`` and
+    ``models`` (the other models' runs on the same rows) are added."""
+    entry: dict[str, Any] = {
         "name": judge.name,
         "provider": judge.provider,
         "model": judge.model,
@@ -80,9 +81,27 @@ def _judge_json(judge: JudgeRun) -> dict[str, Any]:
             {"line": rejected.line, "code": rejected.code, "message": rejected.message}
             for rejected in judge.rejected
         ],
-        "splits": splits,
-        "rows": [_row_json(row) for row in judge.rows],
+        **_run_json(judge),
     }
+    if others:
+        entry["usage"] = _usage_json(judge.usage)
+        entry["models"] = [{"provider": other.provider, "model": other.model,
+                            "fingerprint": other.fingerprint, **_run_json(other),
+                            "usage": _usage_json(other.usage)} for other in others]
+    return entry
+
+
+def _run_json(judge: JudgeRun) -> dict[str, Any]:
+    stats = stats_by_split(judge.rows)
+    splits: dict[str, Any] = {split: stats[split].as_json() for split in SPLITS}
+    if judge.held_out is not None:
+        splits["test"] = {"held_out": True, "n": judge.held_out}
+    return {"splits": splits, "rows": [_row_json(row) for row in judge.rows]}
+
+
+def _usage_json(usage: Usage) -> dict[str, int]:
+    return {"requests": usage.requests, "cached": usage.cached,
+            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
 
 
 def _row_json(row: RowOutcome) -> dict[str, Any]:

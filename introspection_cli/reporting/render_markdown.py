@@ -25,6 +25,8 @@ from introspection_cli.reporting.formatting import (
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_table,
+    model_comparison_title,
     provenance_line,
     stats_cells,
 )
@@ -89,6 +91,11 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
         lines += ["", "**Gates**", ""]
         lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"
                   for gate in gates]
+    header, compared = model_comparison_table(judge)
+    if compared:
+        title = model_comparison_title(judge)
+        lines += ["", f"**{title[0].upper()}{title[1:]}**", "",
+                  *_table(header, [[cell(text) for text in row] for row in compared])]
     confusion = judge["splits"]["all"]["confusion"]
     lines += ["", "Confusion on split `all` (rows: expected, columns: outcome)", ""]
     lines += _table(("expected", *OUTCOMES),

@@ -24,6 +24,8 @@ from introspection_cli.reporting.formatting import (
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_table,
+    model_comparison_title,
     provenance_line,
     stats_cells,
 )
@@ -92,6 +94,10 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
         lines += ["", "  gates"]
         lines += [paint(f"    {gate_sentence(gate)}", "green" if gate["met"] else "red")
                   for gate in gates]
+    header, compared = model_comparison_table(judge)
+    if compared:
+        lines += ["", f"  {model_comparison_title(judge)}",
+                  *_table(header, compared, indent="    ")]
     lines += ["", "  confusion on split all (rows: expected, columns: outcome)"]
     confusion = judge["splits"]["all"]["confusion"]
     lines += _table(("expected", *OUTCOMES),

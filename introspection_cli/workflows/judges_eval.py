@@ -29,6 +29,7 @@ from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.ledger import open_ledger, record_run
 from introspection_cli.evaluation.outcomes import EvalRun
 from introspection_cli.evaluation.plan import load_valid_recipe
+from introspection_cli.evaluation.providers import API_KEY_ENV
 from introspection_cli.evaluation.runner import (
     EvalOptions,
     EvalResult,
@@ -50,6 +51,7 @@ from introspection_cli.reporting.model import (
     write_report,
     write_report_text,
 )
+from introspection_cli.reporting.model_comparison import add_model_comparisons
 
 #: What ``judges eval`` evaluates without ``--split``: everything but the held-out test split.
 DEFAULT_SPLITS = ("train", "dev", "unsplit")
@@ -78,6 +80,32 @@ class EvalCommandResult:
     report: dict[str, Any] = field(default_factory=dict)
 
 
+def model_choices(models: Sequence[str], provider: str | None
+                  ) -> tuple[str | None, str | None, tuple[tuple[str | None, str], ...]]:
+    """``--model`` values (each ``MODEL`` or ``PROVIDER:MODEL``) and ``--provider`` as
+    (provider, model, further models to compare) for :class:`EvalOptions`.
+
+    ``openai:`` and ``anthropic:`` are the only prefixes: ``llama3:8b`` is a model
+    name. A model without a prefix uses ``--provider``, else each judge's own.
+    """
+    choices: list[tuple[str | None, str]] = []
+    for value in models:
+        prefix, sep, name = value.partition(":")
+        choice = (prefix, name) if sep and prefix in API_KEY_ENV else (None, value)
+        if not choice[1].strip():
+            raise UsageError(f"--model {value!r} names no model; pass MODEL or PROVIDER:MODEL")
+        if provider is not None and choice[0] not in (None, provider):
+            raise UsageError(f"--model {value} is for {choice[0]}, but --provider {provider} "
+                             "was given; drop one of them")
+        if choice in choices:
+            raise UsageError(f"--model {value} is given twice")
+        choices.append(choice)
+    if not choices:
+        return provider, None, ()
+    (first_provider, first_model), *others = choices
+    return first_provider or provider, first_model, tuple(others)
+
+
 def evaluation_splits(requested: Sequence[str], threshold_split: str) -> tuple[str, ...]:
     """The splits a run evaluates: ``--split`` values, else all but ``test``; plus the
     split the gates apply to, so ``--threshold-split test`` evaluates the test split."""
@@ -102,6 +130,7 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     report = build_report(result.run, Provenance(git=git_state(path)))
     gates = evaluate_gates(report, settings.gates)
     report["gates"] = [gate.as_json() for gate in gates]
+    add_model_comparisons(report)  # no price table yet: cost stays null (PriceOf is the seam)
     comparison = compare_with_baseline(report, baseline) if baseline is not None else None
     problems = _write_report_files(settings, report, comparison)
     output_failed = bool(problems)
@@ -207,7 +236,8 @@ def _run_problems(result: EvalResult) -> list[str]:
 
 def _rejection_problems(judges: Sequence[Any]) -> list[str]:
     problems = []
-    for judge in judges:
+    # A judge evaluated with several models has the same rejected rows in each run.
+    for judge in {judge.name: judge for judge in reversed(judges)}.values():
         lines = sorted({rejected.line for rejected in judge.rejected})  # a row may have several
         if lines:
             problems.append(

@@ -1,0 +1,88 @@
+"""``--model`` given more than once: each judge's models compared on the same rows.
+
+The question after "is this judge good?" is "is a cheaper model as good?". The
+first ``--model`` is the reference: the judge's report entry, its gates, a
+baseline comparison, ``judges label --review`` and ``judges estimate --report``
+all read the first model's run, exactly as in a single-model report. Each
+other model's run is in the entry's ``models``, and this module adds
+``model_comparison``: per model, on split ``all`` (every row the run
+evaluated), agreement, TPR, TNR, kappa, errors, tokens, cost when a price is
+known, and McNemar's mid-p test against the first model over the rows both
+scored (neither an error), with the paired difference in agreement.
+
+Part of the comparisons layer: it reads report dicts (so a report loaded from
+disk compares exactly like a fresh run) and imports no renderer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from introspection_cli.reporting.baseline import McNemar, paired_test
+
+#: The split models are compared on: every evaluated row.
+COMPARED_SPLIT = "all"
+
+#: (provider, model, the run's usage for one judge) -> cost in US dollars, or None when
+#: no price is known. The seam for a price table; without one, cost is null.
+PriceOf = Callable[[str, str, Mapping[str, int]], float | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResult:
+    """One model's numbers for one judge; ``versus_first`` is None for the first model."""
+
+    provider: str
+    model: str
+    stats: Mapping[str, Any]  # the model's STATS on COMPARED_SPLIT
+    usage: Mapping[str, int]
+    cost: float | None
+    versus_first: McNemar | None
+
+    def as_json(self) -> dict[str, Any]:
+        test = self.versus_first
+        return {
+            "provider": self.provider, "model": self.model,
+            **{key: self.stats[key] for key in ("n", "judged", "gated", "errors",
+                                                "agreement", "tpr", "tnr", "kappa")},
+            "input_tokens": self.usage["input_tokens"],
+            "output_tokens": self.usage["output_tokens"],
+            "cost": self.cost,
+            "mcnemar": None if test is None else {
+                "paired": test.paired, "improved": test.improved, "regressed": test.regressed,
+                "p_value": test.p_value,
+                "difference": None if test.difference is None else test.difference.as_json(),
+            },
+        }
+
+
+def compare_models(judge: Mapping[str, Any], *,
+                   price: PriceOf | None = None) -> tuple[ModelResult, ...]:
+    """The comparison of a judge's report entry; empty for a single-model entry."""
+    others = judge.get("models") or ()
+    if not others:
+        return ()
+    first_rows = {row["conversation_id"]: row for row in judge["rows"]}
+    results = [_result(judge, None, price)]
+    for other in others:
+        pairs = [(first_rows[row["conversation_id"]], row) for row in other["rows"]
+                 if row["conversation_id"] in first_rows]
+        results.append(_result(other, paired_test("all", pairs), price))
+    return tuple(results)
+
+
+def _result(run: Mapping[str, Any], test: McNemar | None, price: PriceOf | None) -> ModelResult:
+    usage = run["usage"]
+    return ModelResult(run["provider"], run["model"], run["splits"][COMPARED_SPLIT], usage,
+                       price(run["provider"], run["model"], usage) if price else None, test)
+
+
+def add_model_comparisons(report: dict[str, Any], *, price: PriceOf | None = None) -> None:
+    """Add ``model_comparison`` to each judge of ``report`` evaluated with several models."""
+    for judge in report["judges"]:
+        results = compare_models(judge, price=price)
+        if results:
+            judge["model_comparison"] = {"split": COMPARED_SPLIT,
+                                         "models": [result.as_json() for result in results]}

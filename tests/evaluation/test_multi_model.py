@@ -1,0 +1,183 @@
+"""``--model`` given more than once: one run, every judge once per model, compared with the first.
+
+End to end through the real OpenAI and Anthropic SDKs against the stub server,
+which answers by the model asked: each row says what each model answers
+(``REF:pass CHEAP:fail OTHER:pass``). McNemar's mid-p values are checked against
+values worked out by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from introspection_cli.reporting.model import load_report_schema
+from introspection_cli.workflows.judges_eval import model_choices
+from tests.evaluation.conftest import SENTINEL_KEY, UNGATED_JUDGE, fixture_row, write_recipe
+from tests.evaluation.stub_model_server import (
+    _CONTENT_FAULTS,
+    RecordedRequest,
+    StubModelServer,
+    StubReply,
+    tool_reply,
+)
+from tests.evaluation.test_report_cli import run_cli
+
+#: Which marker each model reads.
+MARKER_OF = {"gpt-ref": "REF", "claude-cheap": "CHEAP", "other-cheap": "OTHER"}
+
+# (expected, REF, CHEAP, OTHER). The first model (REF) is wrong only on row 6.
+# CHEAP against REF: wrong where REF is right on rows 1-4 (4 regressed), right where
+# REF is wrong on row 6 (1 improved), an error on row 10 (not paired): 9 pairs.
+# OTHER against REF: wrong on rows 1-3 (3 regressed), nothing improved: 10 pairs.
+TABLE = [
+    ("pass", "pass", "fail", "fail"),
+    ("pass", "pass", "fail", "fail"),
+    ("pass", "pass", "fail", "fail"),
+    ("pass", "pass", "fail", "pass"),
+    ("pass", "pass", "pass", "pass"),
+    ("fail", "pass", "fail", "pass"),
+    ("fail", "fail", "fail", "fail"),
+    ("fail", "fail", "fail", "fail"),
+    ("fail", "fail", "fail", "fail"),
+    ("pass", "pass", "error", "pass"),
+]
+ROWS = [fixture_row(f"conv_{n}", f"Help me please. REF:{ref} CHEAP:{cheap} OTHER:{other}",
+                    expected=expected, split="dev")
+        for n, (expected, ref, cheap, other) in enumerate(TABLE, start=1)]
+MODELS = ["--model", "openai:gpt-ref", "--model", "anthropic:claude-cheap",
+          "--model", "other-cheap"]
+
+
+def by_model(request: RecordedRequest, attempt: int) -> StubReply:
+    marker = MARKER_OF[request.body["model"]]
+    answer = re.search(rf"\b{marker}:(\w+)", request.user_text)
+    assert answer is not None
+    if answer.group(1) == "error":
+        return _CONTENT_FAULTS["wrong-enum"](request.api)
+    reasoning = json.dumps({"reasoning": f"{marker} says {answer.group(1)}",
+                            "verdict": answer.group(1)})
+    return StubReply(body=tool_reply(request.api, reasoning))
+
+
+@pytest.fixture
+def scripted(stub: StubModelServer) -> StubModelServer:
+    stub.script = by_model
+    return stub
+
+
+@pytest.fixture
+def recipe(tmp_path: Path) -> Path:
+    return write_recipe(tmp_path / "recipe", {"helpful": (UNGATED_JUDGE, ROWS)})
+
+
+def test_each_model_runs_the_same_rows_and_is_compared_with_the_first(
+        scripted: StubModelServer, recipe: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "json", *MODELS,
+                              "--max-error-rate", "0.2", "--output",
+                              str(tmp_path / "report.json")], capsys)
+    assert code == 0, err
+    report: dict[str, Any] = json.loads(out)
+    jsonschema.Draft202012Validator(load_report_schema()).validate(report)
+    # One run: every model was asked about every row exactly once, through its SDK.
+    asked = Counter((request.api, request.body["model"]) for request in scripted.requests)
+    assert asked == {("openai", "gpt-ref"): 10, ("anthropic", "claude-cheap"): 10,
+                     ("openai", "other-cheap"): 10}
+    (judge,) = report["judges"]
+    # The judge's own entry is the first model's run, as in a single-model report.
+    assert (judge["provider"], judge["model"]) == ("openai", "gpt-ref")
+    assert judge["splits"]["all"]["agreement"]["value"] == pytest.approx(9 / 10)
+    assert [(m["provider"], m["model"]) for m in judge["models"]] == [
+        ("anthropic", "claude-cheap"), ("openai", "other-cheap")]
+    assert {gate["judge"] for gate in report["gates"]} == {"helpful"}
+    assert len(report["gates"]) == 2  # the first model's error-rate and judged gates only
+    first, cheap, other = judge["model_comparison"]["models"]
+    assert first["mcnemar"] is None and first["errors"] == 0
+    assert (first["tpr"]["value"], first["tnr"]["value"]) == (1.0, 0.75)
+    assert cheap["errors"] == 1 and cheap["agreement"]["value"] == pytest.approx(5 / 9)
+    assert (cheap["tpr"]["value"], cheap["tnr"]["value"]) == (0.2, 1.0)
+    # By hand: 4 regressed, 1 improved; mid-p = 2·P(X < 1) + P(X = 1), X ~ Bin(5, 1/2)
+    # = 2/32 + 5/32 = 7/32.
+    assert {k: cheap["mcnemar"][k] for k in ("paired", "improved", "regressed")} == {
+        "paired": 9, "improved": 1, "regressed": 4}
+    assert cheap["mcnemar"]["p_value"] == pytest.approx(7 / 32)
+    # 3 regressed, none improved: mid-p = P(X = 0), X ~ Bin(3, 1/2) = 1/8.
+    assert (other["mcnemar"]["paired"], other["mcnemar"]["regressed"]) == (10, 3)
+    assert other["mcnemar"]["p_value"] == pytest.approx(1 / 8)
+    assert other["mcnemar"]["difference"]["value"] == pytest.approx(-3 / 10)
+    # Tokens per model; cost is null without a price.
+    assert all(m["input_tokens"] > 0 and m["output_tokens"] > 0 and m["cost"] is None
+               for m in (first, cheap, other))
+    assert sum(m["usage"]["requests"] for m in judge["models"]) + judge["usage"][
+        "requests"] == report["usage"]["requests"] == 30
+    assert SENTINEL_KEY not in out
+
+    # A rerun is answered from the one shared cache.
+    scripted.requests.clear()
+    code, out, _ = run_cli(["judges", "eval", str(recipe), *MODELS, "--max-error-rate", "0.2"],
+                           capsys)
+    assert code == 0
+    # The error reply is never cached: only CHEAP's row 10 is asked again.
+    assert [(r.body["model"]) for r in scripted.requests] == ["claude-cheap"]
+    assert "models compared on split all" in out
+    table = {line.split()[0]: line.split() for line in out.splitlines()
+             if line.strip().startswith(("openai/", "anthropic/"))}
+    assert table["openai/gpt-ref"][1:4] == ["10", "0", "0.900"]
+    assert table["openai/gpt-ref"][-1] == "first"
+    assert table["anthropic/claude-cheap"][-1] == "0.219"
+    assert table["openai/other-cheap"][-1] == "0.125"
+
+
+def test_markdown_and_a_multi_model_report_as_a_baseline(
+        scripted: StubModelServer, recipe: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    baseline = tmp_path / "multi.json"
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "markdown", *MODELS,
+                              "--max-error-rate", "0.2", "--output", str(baseline)], capsys)
+    assert code == 0, err
+    assert "| anthropic/claude-cheap | 9 | 1 | 0.556 | 0.200 | 1.000 |" in out
+    # Everything that reads a report reads the first model: here the baseline.
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--model", "gpt-ref",
+                              "--baseline", str(baseline), "--format", "json"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    (judge,) = report["judges"]
+    assert "models" not in judge and "model_comparison" not in judge and "usage" not in judge
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--model", "gpt-ref",
+                              "--baseline", str(baseline)], capsys)
+    assert code == 0, err
+    assert "all paired rows: 10 paired, 0 now agree, 0 no longer agree" in out
+
+
+@pytest.mark.parametrize(("models", "provider", "expected"), [
+    ([], None, (None, None, ())),
+    (["gpt-x"], None, (None, "gpt-x", ())),
+    (["gpt-x"], "openai", ("openai", "gpt-x", ())),
+    (["anthropic:claude-x"], None, ("anthropic", "claude-x", ())),
+    (["llama3:8b", "openai:gpt-x"], "openai", ("openai", "llama3:8b",
+                                               (("openai", "gpt-x"),))),
+    (["a", "anthropic:b"], None, (None, "a", (("anthropic", "b"),))),
+])
+def test_model_choices(models: list[str], provider: str | None, expected: Any) -> None:
+    assert model_choices(models, provider) == expected
+
+
+@pytest.mark.parametrize(("models", "provider", "message"), [
+    (["a", "a"], None, "--model a is given twice"),
+    (["anthropic:x"], "openai", "is for anthropic, but --provider openai was given"),
+    (["openai:"], None, "names no model"),
+])
+def test_bad_model_choices_are_usage_errors(models: list[str], provider: str | None,
+                                            message: str, recipe: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    args = [arg for model in models for arg in ("--model", model)]
+    args += ["--provider", provider] if provider else []
+    code, _, err = run_cli(["judges", "eval", str(recipe), *args], capsys)
+    assert code == 2 and message in err and "Traceback" not in err
