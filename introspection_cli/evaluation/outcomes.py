@@ -28,6 +28,8 @@ class RowOutcome:
     reasoning: str | None = None
     error: str | None = None
     cached: bool = False
+    #: The row's snapshot_hash: says which conversation text this outcome is about.
+    snapshot_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

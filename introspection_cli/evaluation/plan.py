@@ -49,6 +49,7 @@ class PlannedRow:
     gated: bool = False
     judge_input: Mapping[str, Any] | None = field(default=None, repr=False)
     gate: GateResult | None = field(default=None, repr=False)
+    snapshot_hash: str | None = None  # which conversation text the row holds
 
     @property
     def calls_model(self) -> bool:
@@ -169,15 +170,16 @@ def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
             held_out += row.split == "test"
             continue
         rows.append(_plan_row(judge, row.line, row.conversation_id, row.split,
-                              cast(Verdict, row.expected), row.judge_input, regex_timeout))
+                              cast(Verdict, row.expected), row.judge_input, regex_timeout,
+                              row.snapshot_hash))
     return JudgePlan(judge, chosen_provider, chosen_model, tuple(rows), tuple(rejected),
                      held_out=None if not splits or "test" in splits else held_out)
 
 
 def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,
               expected: Verdict, judge_input: Mapping[str, Any],
-              regex_timeout: float) -> PlannedRow:
-    base = PlannedRow(line, conversation_id, split, expected)
+              regex_timeout: float, snapshot_hash: str | None = None) -> PlannedRow:
+    base = PlannedRow(line, conversation_id, split, expected, snapshot_hash=snapshot_hash)
     events = judge_input.get("events")
     try:
         gate = evaluate_gate(judge.gate, events if isinstance(events, list) else [],

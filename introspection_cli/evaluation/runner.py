@@ -387,7 +387,8 @@ class _Execution:
     def _row_outcome(self, row: PlannedRow, samples: Sequence[SampleResult]) -> RowOutcome:
         def outcome(**fields: Any) -> RowOutcome:
             return RowOutcome(line=row.line, conversation_id=row.conversation_id,
-                              split=row.split, expected=row.expected, **fields)
+                              split=row.split, expected=row.expected,
+                              snapshot_hash=row.snapshot_hash, **fields)
 
         if row.gate_error is not None:
             return outcome(outcome="error", error=row.gate_error)

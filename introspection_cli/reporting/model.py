@@ -116,6 +116,7 @@ def _row_json(row: RowOutcome) -> dict[str, Any]:
         "reasoning": row.reasoning,
         "error": row.error,
         "cached": row.cached,
+        **({"snapshot_hash": row.snapshot_hash} if row.snapshot_hash is not None else {}),
     }
 
 

@@ -53,6 +53,9 @@ def test_real_json_report_matches_the_schema_and_the_spec(
     outcomes = {row["conversation_id"]: row["outcome"] for row in judge["rows"]}
     assert outcomes == {"conv_ok": "pass", "conv_miss": "fail", "conv_na": "gated",
                         "conv_bad": "error"}
+    # Each row names the conversation text it judged (judges label --review relies on it).
+    assert {row["conversation_id"]: row["snapshot_hash"] for row in judge["rows"]} == {
+        row["source"]["conversation_id"]: row["snapshot_hash"] for row in ROWS}
     everything = judge["splits"]["all"]
     # 4 rows = 2 judged + 1 gated + 1 error; the error is not scored: 2 of 3 agree.
     assert (everything["n"], everything["judged"], everything["gated"],
