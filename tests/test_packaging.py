@@ -23,6 +23,12 @@ def test_wheel_ships_schemas_and_installed_package_finds_them(tmp_path: Path) ->
     shipped = {Path(n).name.removesuffix(".schema.json") for n in names
                if n.startswith("introspection_cli/schemas/")}
     assert expected <= shipped
+    # The labelling app's page and the shared transcript renderer: no build step, no CDN.
+    assert {"introspection_cli/labelling/app/static/index.html",
+            "introspection_cli/labelling/app/static/app.js",
+            "introspection_cli/labelling/app/static/app.css",
+            "introspection_cli/webui/transcript.js",
+            "introspection_cli/webui/transcript.css"} <= set(names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     # Run from an unrelated directory so the source tree cannot be imported instead.

@@ -221,9 +221,23 @@ def label_command(
         "--to-csv", metavar="FILE",
         help="Write a sheet for labelling in a spreadsheet: line, conversation_id, split, "
              "expected and the transcript as text.")] = None,
+    review: Annotated[Path | None, typer.Option(
+        "--review", metavar="REPORT.json",
+        help="Queue the rows whose outcome in this eval report (judges eval --output) "
+             "disagrees with their label, and show the model's verdict and reasoning.")
+    ] = None,
+    all_rows: Annotated[bool, typer.Option(
+        "--all", help="Queue every row, not only the unlabelled ones.")] = False,
+    port: Annotated[int, typer.Option(
+        min=0, max=65535, help="Port on 127.0.0.1 to serve on. Default: a free one.")] = 0,
+    no_open: Annotated[bool, typer.Option(
+        "--no-open", help="Print the address but do not open a browser.")] = False,
 ) -> None:
-    """Label a judge's calibration rows: --set, or a sheet (--to-csv, then --from).
+    """Label a judge's calibration rows in the browser, or with --set or a sheet.
 
+    Without --set, --from or --to-csv, serves a labelling page on 127.0.0.1 and
+    opens it; keys: p pass, f fail, n not_applicable, s skip, arrows move, u undo,
+    1/2/3/0 split train/dev/test/none. Every label is written at once; Ctrl-C stops.
     Only the expected and split values of a row ever change; every other byte of the
     file stays as exported. Exit codes: 0 done; 1 rows or sheet lines could not be
     used (reported); 2 usage error.
@@ -232,7 +246,14 @@ def label_command(
 
     _finish(run_label(LabelRequest(
         recipe=recipe, judge=judge, assignments=tuple(set_ or ()), from_csv=from_csv,
-        overwrite=overwrite, to_csv=to_csv)))
+        overwrite=overwrite, to_csv=to_csv, review=review, all_rows=all_rows, port=port,
+        open_browser=not no_open), say=_say))
+
+
+def _say(line: str) -> None:
+    """Print one line at once (the labelling app's address must show before it serves)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def _finish(result: CommandResult) -> None:

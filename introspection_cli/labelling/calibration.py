@@ -110,3 +110,23 @@ def rejected_summary(calibration: CalibrationFile) -> str | None:
     return (f"{calibration.path}: {len(rejected)} row(s) rejected ({counts}); they are left "
             f"unchanged: run `introspection check` to see why")
 
+
+
+def after_edits(previous: CalibrationFile, written: WrittenFile,
+                edited: frozenset[int]) -> CalibrationFile:
+    """The file as a write left it: only the ``edited`` lines are verified again when every
+    other line is still what ``previous`` read (the usual case); otherwise all of them."""
+    from introspection_cli.fixture import verify_fixture_line
+
+    texts = [text for text, _ in split_lines(written.content)]
+    same_elsewhere = len(texts) == len(previous.lines) and all(
+        line.text == texts[line.number - 1] for line in previous.lines
+        if line.number not in edited)
+    if not same_elsewhere:  # another writer changed the file too: verify it all
+        return after_write(previous.path, written)
+    lines = list(previous.lines)
+    for number in edited:
+        result = verify_fixture_line(texts[number - 1], number)
+        lines[number - 1] = CalibrationLine(number, texts[number - 1], result.row,
+                                            result.rejections)
+    return CalibrationFile(previous.path, tuple(lines), written.identity)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +20,18 @@ class LabelRequest:
     from_csv: Path | None = None
     overwrite: bool = False
     to_csv: Path | None = None
+    review: Path | None = None
+    all_rows: bool = False
+    port: int = 0
+    open_browser: bool = True
 
 
-def run_label(request: LabelRequest) -> CommandResult:
-    """Run the one mode the options ask for (:class:`UsageError` when they ask for several)."""
+def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResult:
+    """Run the one mode the options ask for (:class:`UsageError` when they ask for several).
+
+    Without --set, --from or --to-csv that is the browser app; ``say`` prints its
+    address and notes as soon as it is serving.
+    """
     from introspection_cli.labelling.calibration import read_calibration
     from introspection_cli.labelling.recipe import single_judge
 
@@ -33,8 +42,17 @@ def run_label(request: LabelRequest) -> CommandResult:
         raise UsageError(f"{' and '.join(modes)} cannot be combined; run one at a time")
     if request.overwrite and request.from_csv is None:
         raise UsageError("--overwrite only applies to --from FILE.csv")
+    app_flags = [flag for flag, given in (("--review", request.review is not None),
+                                          ("--all", request.all_rows),
+                                          ("--port", request.port != 0),
+                                          ("--no-open", not request.open_browser)) if given]
+    if modes and app_flags:
+        raise UsageError(f"{', '.join(app_flags)} only apply to the browser app, not to "
+                         f"{modes[0]}")
+    if request.review is not None and request.all_rows:
+        raise UsageError("--review and --all choose different queues; pass one of them")
     if not modes:
-        raise UsageError("pass --set LINE=LABEL, --to-csv FILE or --from FILE.csv")
+        return _run_app(request, say)
     if request.assignments:  # parse before loading anything: a typo is a quick usage error
         from introspection_cli.labelling.setlabels import parse_assignment, run_set
 
@@ -54,3 +72,14 @@ def run_label(request: LabelRequest) -> CommandResult:
                              overwrite=request.overwrite)
     result.problems[:0] = notes
     return result
+
+
+def _run_app(request: LabelRequest, say: Callable[[str], None]) -> CommandResult:
+    from introspection_cli.labelling.app.run import AppOptions, run_app
+    from introspection_cli.labelling.recipe import single_judge
+
+    judge, notes = single_judge(request.recipe, request.judge)
+    for note in notes:
+        say(note)
+    return run_app(judge, AppOptions(review=request.review, all_rows=request.all_rows,
+                                     port=request.port, open_browser=request.open_browser), say)

@@ -65,7 +65,11 @@ def write_recipe(root: Path, judges: dict[str, tuple[str, Sequence[dict[str, Any
     return root
 
 
-def calibration(root: Path, name: str = "helpful") -> Path:
+def calibration(root: Path, name: str | None = None) -> Path:
+    """The judge's calibration file (``name`` may be left out when there is only one)."""
+    if name is None:
+        (only,) = sorted((root / "judges").glob("*.calibration.jsonl"))
+        return only
     return root / "judges" / f"{name}.calibration.jsonl"
 
 

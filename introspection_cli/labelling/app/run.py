@@ -1,0 +1,67 @@
+"""Start a labelling session and serve it until Ctrl-C."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from introspection_cli.labelling.app.session import LabelSession, QueueMode
+from introspection_cli.labelling.result import CommandResult
+from introspection_cli.recipe.model import Judge
+
+
+@dataclass(frozen=True)
+class AppOptions:
+    review: Path | None = None
+    all_rows: bool = False
+    port: int = 0
+    open_browser: bool = True
+
+
+def run_app(judge: Judge, options: AppOptions, say: Callable[[str], None]) -> CommandResult:
+    """Serve the app for ``judge``; ``say`` prints a line at once (the address, then notes).
+
+    Returns when the user presses Ctrl-C; every label was written when it was
+    made, so stopping loses nothing.
+    """
+    from introspection_cli.labelling.app.server import LabelServer
+
+    session = _session(judge, options)
+    server = LabelServer(session, options.port)
+    queue = len(session.queue)
+    say(f"Labelling judge {judge.name}: {queue} row(s) in the queue "
+        f"({_describe(session.mode)}), from {judge.calibration_path}")
+    for note in session.review.notes if session.review else []:
+        say(f"note: {note}")
+    say(f"Open {server.url}")
+    say("Every label is saved as you make it. Press Ctrl-C here to stop.")
+    if options.open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()  # waits for a request being answered
+    return CommandResult(stdout=f"Stopped. {session.writes} write(s) this session, each saved "
+                                f"to {judge.calibration_path} when it was made.\n")
+
+
+def _session(judge: Judge, options: AppOptions) -> LabelSession:
+    mode: QueueMode = "review" if options.review else "all" if options.all_rows else "unlabelled"
+    review = None
+    if options.review is not None:
+        from introspection_cli.labelling.app.review import build_review, load_report_rows
+        from introspection_cli.labelling.calibration import read_calibration
+
+        rows = load_report_rows(options.review, judge.name)
+        review = build_review(rows, read_calibration(judge.calibration_path))
+    return LabelSession(judge, mode, review)
+
+
+def _describe(mode: QueueMode) -> str:
+    return {"unlabelled": "unlabelled rows; --all for every row",
+            "all": "every row", "review": "rows the report disagrees with"}[mode]

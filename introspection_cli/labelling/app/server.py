@@ -1,0 +1,247 @@
+"""The labelling app's HTTP server: standard library only, 127.0.0.1 only, token required.
+
+Security model (every request, before anything else):
+
+* ``Host`` must be ``127.0.0.1:PORT`` or ``localhost:PORT``: a page on another
+  site that rebinds its DNS name to 127.0.0.1 is refused (DNS rebinding).
+* The session token: the printed URL carries it once (``/?token=...``); that
+  first load sets it as an HttpOnly, SameSite=Strict cookie and redirects to
+  ``/``; every other request must carry the cookie.
+* Every write is a POST whose ``Origin`` is this server and which carries the
+  CSRF token the page got from ``/api/session`` in an ``X-CSRF-Token`` header,
+  with a JSON body of bounded size.
+* Every response forbids framing and carries a Content-Security-Policy that
+  allows nothing from another origin and no inline script or style; the page's
+  scripts render conversation text with ``textContent`` only.
+
+Nothing is logged: the first request's URL holds the token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import secrets
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from introspection_cli import webui
+from introspection_cli.errors import DataError, UsageError
+from introspection_cli.labelling.app.session import LabelSession, WriteRefused
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+_BODY_LIMIT = 64 * 1024
+_ROW_PATH = re.compile(r"/api/row/([0-9]{1,9})")
+_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+          ".css": "text/css; charset=utf-8"}
+
+
+def _assets() -> dict[str, tuple[bytes, str]]:
+    """URL path -> (bytes, content type) of every file the page loads, read once."""
+    static = resources.files("introspection_cli.labelling.app").joinpath("static")
+    files: dict[str, tuple[bytes, str]] = {}
+    for name in ("index.html", "app.js", "app.css"):
+        files["/" if name == "index.html" else f"/assets/{name}"] = (
+            static.joinpath(name).read_bytes(), _TYPES["." + name.rsplit(".", 1)[1]])
+    for name in (webui.TRANSCRIPT_JS, webui.TRANSCRIPT_CSS):
+        files[f"/assets/{name}"] = (webui.asset_text(name).encode("utf-8"),
+                                    _TYPES["." + name.rsplit(".", 1)[1]])
+    return files
+
+
+class LabelServer(ThreadingHTTPServer):
+    """Serves one :class:`LabelSession` on 127.0.0.1."""
+
+    # Wait for a request being answered (a write) before exiting on Ctrl-C. HTTP/1.0
+    # closes every connection after its answer, so no idle connection holds this up.
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, session: LabelSession, port: int) -> None:
+        self.session = session
+        self.token = secrets.token_urlsafe(32)
+        self.csrf = secrets.token_urlsafe(32)
+        self.assets = _assets()
+        try:
+            super().__init__(("127.0.0.1", port), _Handler)
+        except OSError as exc:
+            raise UsageError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); pass "
+                             "another --port, or none for a free one") from None
+        self.port = int(self.server_address[1])
+        self.hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
+        self.origins = {f"http://{host}" for host in self.hosts}
+        self.cookie = f"introspection_label_{self.port}"  # cookies ignore ports; names do not
+
+    @property
+    def url(self) -> str:
+        """The address to open: it carries the session token once."""
+        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: LabelServer
+    timeout = 30  # a client that stops sending mid-request is dropped, not waited for
+    # Headers and body leave in one segment, at once: unbuffered writes with Nagle's
+    # algorithm on wait for the browser's delayed ACK (tens of ms on every answer).
+    wbufsize = 64 * 1024
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Nothing is logged (the first request's URL holds the token)."""
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        if self.headers.get("Host") not in self.server.hosts:
+            return self._text(403, "Refused: this server answers only to 127.0.0.1 and "
+                                   "localhost on its own port.")
+        url = urlsplit(self.path)
+        if method == "GET" and url.path == "/" and "token" in parse_qs(url.query):
+            return self._first_load(parse_qs(url.query)["token"][0])
+        if not self._has_session():
+            return self._text(403, "Refused: open the address `introspection judges label` "
+                                   "printed (it carries this session's token).")
+        if method == "POST":
+            return self._write(url.path)
+        if url.path == "/favicon.ico":  # browsers ask; there is none
+            return self._send(204, b"", "image/x-icon")
+        if url.path in self.server.assets:
+            body, content_type = self.server.assets[url.path]
+            return self._send(200, body, content_type)
+        return self._read(url.path)
+
+    def _first_load(self, token: str) -> None:
+        if not hmac.compare_digest(token.encode(), self.server.token.encode()):
+            return self._text(403, "Refused: this is not the current session's token.")
+        self._send(303, b"", "text/plain; charset=utf-8", {
+            "Location": "/",
+            "Set-Cookie": f"{self.server.cookie}={self.server.token}; HttpOnly; "
+                          "SameSite=Strict; Path=/"})
+
+    def _has_session(self) -> bool:
+        prefix = f"{self.server.cookie}="
+        for part in (self.headers.get("Cookie") or "").split(";"):
+            part = part.strip()
+            if part.startswith(prefix) and hmac.compare_digest(
+                    part[len(prefix):].encode(), self.server.token.encode()):
+                return True
+        return False
+
+    def _read(self, path: str) -> None:
+        session = self.server.session
+        if path == "/api/session":
+            return self._api(lambda: {**session.overview(), "csrf": self.server.csrf})
+        match = _ROW_PATH.fullmatch(path)
+        if match:
+            return self._api(lambda: session.row(int(match.group(1))))
+        self._text(404, "Not found.")
+
+    def _write(self, path: str) -> None:
+        if self.headers.get("Origin") not in self.server.origins:
+            return self._text(403, "Refused: a write must come from this app's own page.")
+        if not hmac.compare_digest((self.headers.get("X-CSRF-Token") or "").encode(),
+                                   self.server.csrf.encode()):
+            return self._text(403, "Refused: the write carries no valid CSRF token; reload "
+                                   "the page.")
+        body = self._json_body()
+        if body is None:
+            return None
+        session = self.server.session
+        actions: dict[str, Callable[[], dict[str, Any]]] = {
+            "/api/label": lambda: session.label(_int(body, "line"), _str(body, "version"),
+                                                _values(body)),
+            "/api/undo": session.undo,
+            "/api/gate-misses": lambda: session.label_gate_misses(_int(body, "count")),
+        }
+        action = actions.get(path)
+        if action is None:
+            return self._text(404, "Not found.")
+        self._api(action)
+
+    def _json_body(self) -> dict[str, Any] | None:
+        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
+            self._text(415, "Refused: a write sends JSON.")
+            return None
+        try:
+            length = int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            length = -1
+        if not 0 <= length <= _BODY_LIMIT:
+            self._text(413, "Refused: the request body is missing or too large.")
+            return None
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except (ValueError, RecursionError):
+            body = None
+        if not isinstance(body, dict):
+            self._text(400, "Refused: the body is not a JSON object.")
+            return None
+        return body
+
+    def _api(self, action: Callable[[], dict[str, Any]]) -> None:
+        try:
+            payload, status = action(), 200
+        except WriteRefused as exc:
+            payload, status = {"error": exc.message, "row": exc.row}, 409
+        except (DataError, UsageError, ValueError) as exc:
+            payload, status = {"error": str(exc), "row": None}, 400
+        self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                   "application/json; charset=utf-8")
+
+    def _text(self, status: int, message: str) -> None:
+        self._send(status, (message + "\n").encode("utf-8"), "text/plain; charset=utf-8")
+
+    def _send(self, status: int, body: bytes, content_type: str,
+              extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in {**_SECURITY_HEADERS, **(extra or {})}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _int(body: dict[str, Any], key: str) -> int:
+    value = body.get(key)
+    if type(value) is not int:
+        raise ValueError(f"{key} must be an integer")
+    return value
+
+
+def _str(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"{key} must be a string")
+    return value
+
+
+def _values(body: dict[str, Any]) -> dict[str, str | None]:
+    """The members to set: ``expected`` and/or ``split`` (values checked by the byte rule)."""
+    from introspection_cli.fixture.byterule import EDITABLE
+
+    values = {key: body[key] for key in EDITABLE if key in body}
+    for key, value in values.items():
+        if value not in EDITABLE[key]:
+            raise ValueError(f"{key} cannot be {value!r}")
+    if not values:
+        raise ValueError("nothing to write: send expected and/or split")
+    return values

@@ -1,0 +1,113 @@
+"""The labelling server refuses what is not its own page: no token, a foreign Host or Origin,
+no CSRF token; it listens on 127.0.0.1 only and every answer carries its CSP."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.labelling.browser.harness import LabelApp
+from tests.labelling.recipes import UNGATED_JUDGE, calibration, row, write_recipe
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[LabelApp]:
+    recipe = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [row("c1"), row("c2")])})
+    started = LabelApp.start(recipe)
+    yield started
+    started.kill()
+
+
+def test_the_first_load_trades_the_token_for_a_strict_cookie(app: LabelApp) -> None:
+    first = app.request("GET", f"/?token={app.token}", cookie=False)
+    assert first.status == 303 and first.headers["location"] == "/"
+    cookie = first.headers["set-cookie"]
+    assert cookie.startswith(f"introspection_label_{app.port}={app.token};")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    wrong = app.request("GET", "/?token=" + "x" * 43, cookie=False)
+    assert wrong.status == 403 and "set-cookie" not in wrong.headers
+
+
+@pytest.mark.parametrize("path", ["/", "/api/session", "/api/row/1", "/assets/app.js",
+                                  "/assets/transcript.js"])
+def test_every_request_needs_the_session_token(app: LabelApp, path: str) -> None:
+    assert app.request("GET", path).status == 200
+    refused = app.request("GET", path, cookie=False)
+    assert refused.status == 403 and b"token" in refused.body
+
+
+def test_a_write_without_the_token_is_refused(tmp_path: Path, app: LabelApp) -> None:
+    path = calibration(tmp_path / "r")
+    before = path.read_bytes()
+    version = app.row(1)["version"]
+    refused = app.request("POST", "/api/label", cookie=False,
+                          body={"line": 1, "version": version, "expected": "pass"})
+    assert refused.status == 403
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1",
+                                  "127.0.0.1:1", "localhost.evil.example:{port}",
+                                  "[::1]:{port}"])
+def test_a_foreign_host_is_refused_even_with_the_token(app: LabelApp, host: str) -> None:
+    # A page on another site whose DNS name now points at 127.0.0.1 (DNS rebinding)
+    # sends its own name as Host.
+    refused = app.request("GET", "/api/session", host=host.format(port=app.port))
+    assert refused.status == 403 and b"answers only to 127.0.0.1 and localhost" in refused.body
+    assert app.request("GET", "/api/session", host=f"localhost:{app.port}").status == 200
+
+
+@pytest.mark.parametrize(("origin", "csrf", "content_type", "status"), [
+    ("http://evil.example", "same", "application/json", 403),
+    (None, "same", "application/json", 403),
+    ("null", "same", "application/json", 403),
+    ("http://127.0.0.1:1", "same", "application/json", 403),
+    ("same", None, "application/json", 403),
+    ("same", "wrong-token", "application/json", 403),
+    ("same", "same", "text/plain", 415),
+])
+def test_a_write_needs_its_own_origin_csrf_token_and_json(
+        tmp_path: Path, app: LabelApp, origin: str | None, csrf: str | None, content_type: str,
+        status: int) -> None:
+    path = calibration(tmp_path / "r")
+    before = path.read_bytes()
+    version = app.row(1)["version"]
+    refused = app.request("POST", "/api/label", origin=origin, csrf=csrf,
+                          content_type=content_type,
+                          body={"line": 1, "version": version, "expected": "pass"})
+    assert refused.status == status, refused.body
+    assert path.read_bytes() == before
+    accepted = app.request("POST", "/api/label",
+                           body={"line": 1, "version": version, "expected": "pass"})
+    assert accepted.status == 200, accepted.body
+
+
+def test_every_answer_carries_the_csp_and_no_framing(app: LabelApp) -> None:
+    for path in ("/", "/api/session", "/assets/app.js", "/nothing-here"):
+        answer = app.request("GET", path)
+        csp = answer.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "script-src 'self'" in csp
+        assert "'unsafe-inline'" not in csp and "frame-ancestors 'none'" in csp
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    refused = app.request("GET", "/", cookie=False)
+    assert "content-security-policy" in refused.headers
+
+
+def test_it_listens_on_127_0_0_1_only(app: LabelApp) -> None:
+    for address in ("127.0.0.2", "::1"):
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.settimeout(2)
+            assert probe.connect_ex((address, app.port)) != 0, address
+
+
+def test_bad_requests_are_answered_not_crashed(app: LabelApp) -> None:
+    assert app.request("GET", "/api/row/999").status == 400
+    assert app.request("POST", "/api/label", body={"line": "1"}).status == 400
+    assert app.request("POST", "/api/label", body={"line": 1, "version": "x",
+                                                   "expected": "maybe"}).status == 400
+    assert app.request("POST", "/api/nothing").status == 404
+    assert app.request("GET", "/api/session").status == 200  # still serving
