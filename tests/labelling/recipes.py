@@ -7,32 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.evaluation.conftest import GATED_JUDGE as _EVAL_GATED
+from tests.evaluation.conftest import UNGATED_JUDGE as _EVAL_UNGATED
 from tests.fixture.rowmaker import fixture_envelope
 
-GATED_JUDGE = """\
-name: billing
-description: Handles billing requests
-on:
-  - event: message
-    match:
-      role: user
-      text: /refund|invoice/i
-llm:
-  provider: openai
-  model: stub-model
-instructions: |
-  Return pass when the agent handles the billing request well, fail when it does not.
-"""
-
-UNGATED_JUDGE = """\
-name: helpful
-description: Was the agent helpful
-llm:
-  provider: openai
-  model: stub-model
-instructions: |
-  Return pass when the agent helped, fail when not, not_applicable when nothing to grade.
-"""
+# The eval tests' judges (name billing, gated on refund|invoice; name helpful, ungated).
+GATED_JUDGE = _EVAL_GATED.format(provider="openai")
+UNGATED_JUDGE = _EVAL_UNGATED.format(provider="openai")
 
 
 def row(conversation_id: str, user_text: str = "Where is my refund?", *,

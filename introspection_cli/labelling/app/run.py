@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from introspection_cli.labelling.app.session import LabelSession, QueueMode
 from introspection_cli.labelling.result import CommandResult
@@ -40,14 +42,20 @@ def run_app(judge: Judge, options: AppOptions, say: Callable[[str], None]) -> Co
         import webbrowser
 
         webbrowser.open(server.url)
+    previous = signal.signal(signal.SIGTERM, _stop)  # `kill PID` stops it like Ctrl-C
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.server_close()  # waits for a request being answered
     return CommandResult(stdout=f"Stopped. {session.writes} write(s) this session, each saved "
                                 f"to {judge.calibration_path} when it was made.\n")
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def _session(judge: Judge, options: AppOptions) -> LabelSession:

@@ -15,6 +15,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+
+def _interruptible() -> None:
+    """Ctrl-C reaches the server as in a terminal, even when the test run itself was
+    started in the background (a shell then ignores SIGINT for it and its children)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 _URL = re.compile(r"Open (http://127\.0\.0\.1:(\d+)/\?token=(\S+))")
 
 
@@ -45,7 +52,7 @@ class LabelApp:
         process = subprocess.Popen(
             [sys.executable, "-m", "introspection_cli", "judges", "label", str(recipe),
              "--no-open", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env)
+            env=env, preexec_fn=_interruptible)
         assert process.stdout is not None
         lines: list[str] = []
         deadline = time.monotonic() + timeout

@@ -170,7 +170,8 @@ def test_review_shows_the_rows_the_report_disagrees_with(tmp_path: Path, page: A
     assert "snapshot_hash differs: line 4" in page.locator("#notes").inner_text()
     page.screenshot(path=str(artifacts / "review.png"))
     page.keyboard.press("ArrowRight")
-    assert "End of the queue" in page.locator("#done").inner_text()
+    page.wait_for_selector("#done:not([hidden])")
+    assert "End of the queue: 1 of 1 labelled" in page.locator("#done").inner_text()
 
 
 def test_blind_by_default_no_model_output_is_shown(tmp_path: Path, page: Any,
@@ -229,9 +230,7 @@ def test_a_hostile_conversation_stays_inert(tmp_path: Path, page: Any, apps: lis
     page.on("request", lambda request: requests.append(request.url))
     page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
     open_app(page, app.url)
-    page.locator("details.ix-fold summary").first.click(timeout=2000) \
-        if page.locator("details.ix-fold").count() else None
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # time for anything that would load or run to do so
     transcript = page.locator("#transcript")
     text = transcript.inner_text()
     assert "<script>window.__pwned = 1; alert('x')</script> refund please" in text
@@ -297,3 +296,15 @@ def test_ctrl_c_stops_the_server_and_loses_nothing(tmp_path: Path, apps: list[La
     assert [(r["expected"], r["split"]) for r in rows_of(calibration(recipe))] == [
         ("pass", None), ("fail", "dev")]
     assert json.loads(calibration(recipe).read_bytes().split(b"\n")[0])["expected"] == "pass"
+
+
+def test_sigterm_stops_it_like_ctrl_c(tmp_path: Path, apps: list[LabelApp]) -> None:
+    import signal
+
+    recipe = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [row("c1")])})
+    app = _start(apps, recipe)
+    assert app.label(1, expected="fail").status == 200
+    app.process.send_signal(signal.SIGTERM)
+    code, out, _ = app.stop()
+    assert code == 0 and "Stopped. 1 write(s) this session" in out
+    assert rows_of(calibration(recipe))[0]["expected"] == "fail"

@@ -92,7 +92,8 @@
     }
     bulk.appendChild(el("span", null, "Gate misses: " + count + " unlabelled row(s) in this " +
       "file do not match the judge's gate, so the judge would never run on them. "));
-    var start = el("button", null, "Label the " + count + " gate misses not_applicable\u2026");
+    var start = el("button", null, "Label the " + count + (count === 1 ? " gate miss" :
+      " gate misses") + " not_applicable\u2026");
     start.type = "button";
     start.id = "bulk-start";
     start.addEventListener("click", function () { confirmBulk(count); });
@@ -115,8 +116,10 @@
       box.remove();
       enqueue(function () {
         return request("POST", "/api/gate-misses", { count: count }).then(function (answer) {
-          status(answer.ok ? answer.data.message : answer.data.error, answer.ok);
-          return refreshOverview().then(function () { return showRow(true); });
+          // the confirmation shows once the page shows the new state
+          return refreshOverview().then(function () { return showRow(true); }).then(function () {
+            status(answer.ok ? answer.data.message : answer.data.error, answer.ok);
+          });
         });
       });
     });
@@ -289,11 +292,10 @@
   function undo() {
     return request("POST", "/api/undo", {}).then(function (answer) {
       if (!answer.ok) { status(answer.data.error, false); return; }
-      status(answer.data.message, true);
       var at = state.queue.indexOf(answer.data.row.line);
       if (at >= 0) state.index = at;
       renderRow(answer.data.row);
-      return refreshOverview();
+      return refreshOverview().then(function () { status(answer.data.message, true); });
     });
   }
 
