@@ -252,8 +252,7 @@ def label_command(
 
 def _say(line: str) -> None:
     """Print one line at once (the labelling app's address must show before it serves)."""
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    write_stdout(line + "\n", what="the labelling app's address")
 
 
 def _finish(result: CommandResult) -> None:
