@@ -49,7 +49,8 @@ def run_app(judge: Judge, options: AppOptions, say: Callable[[str], None]) -> Co
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-        server.server_close()  # waits for a request being answered
+        server.server_close()
+        session.close()  # a write in progress finishes; no new one starts
     return CommandResult(stdout=f"Stopped. {session.writes} write(s) this session, each saved "
                                 f"to {judge.calibration_path} when it was made.\n")
 

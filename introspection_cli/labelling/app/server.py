@@ -66,10 +66,10 @@ def _assets() -> dict[str, tuple[bytes, str]]:
 class LabelServer(ThreadingHTTPServer):
     """Serves one :class:`LabelSession` on 127.0.0.1."""
 
-    # Wait for a request being answered (a write) before exiting on Ctrl-C. HTTP/1.0
-    # closes every connection after its answer, so no idle connection holds this up.
-    daemon_threads = False
-    block_on_close = True
+    # Threads answering requests do not hold up the exit: a browser keeps idle
+    # connections open. A write in progress is waited for by run_app (the session lock).
+    daemon_threads = True
+    block_on_close = False
 
     def __init__(self, session: LabelSession, port: int) -> None:
         self.session = session

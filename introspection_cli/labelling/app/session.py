@@ -68,10 +68,16 @@ class LabelSession:
         self.review = review
         self.writes = 0
         self._lock = threading.RLock()
+        self._closed = False
         self._file = read_calibration(judge.calibration_path)
         self._undo: list[tuple[str, list[LineEdit]]] = []
         self._gates: dict[str, _GateView] = {}
         self.queue = self._initial_queue()
+
+    def close(self) -> None:
+        """Wait for a write in progress (every write holds the session lock); refuse new ones."""
+        with self._lock:
+            self._closed = True
 
     # -- reading -------------------------------------------------------------------------
 
@@ -221,6 +227,8 @@ class LabelSession:
                 raise WriteRefused("Nothing to undo in this session.", None)
             what, edits = self._undo[-1]
             reverse = [LineEdit(e.line, e.new, e.old) for e in edits]
+            if self._closed:
+                raise WriteRefused("The server is stopping; nothing was changed.", None)
             try:
                 written = write_edits(self._file.path, reverse)
             except StaleLinesError as exc:
@@ -235,6 +243,8 @@ class LabelSession:
             return self._saved(self._file, first, f"Undone: {what}.")
 
     def _write(self, edits: Sequence[LineEdit], what: str) -> None:
+        if self._closed:
+            raise WriteRefused("The server is stopping; nothing was saved.", None)
         try:
             written = write_edits(self._file.path, edits)
         except StaleLinesError:

@@ -23,8 +23,10 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 _ARTIFACTS: list[Path] = []
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Module-scoped on purpose: while Playwright's sync API is started, its event loop
+    counts as running in this thread, and any later test calling asyncio.run() fails."""
     from playwright.sync_api import sync_playwright
 
     assert shutil.which(CHROMIUM), (f"{CHROMIUM} is missing: install Debian's chromium "

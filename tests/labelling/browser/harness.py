@@ -79,6 +79,11 @@ class LabelApp:
         out, err = self.process.communicate(timeout=30)
         return self.process.returncode, out, err
 
+    def wait(self) -> tuple[int, str, str]:
+        """Wait for the server to stop by itself (after a signal the test sent)."""
+        out, err = self.process.communicate(timeout=30)
+        return self.process.returncode, out, err
+
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()

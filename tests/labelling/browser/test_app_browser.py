@@ -4,6 +4,8 @@ bulk action, review, refused writes, hostile conversations, rejected rows, narro
 from __future__ import annotations
 
 import json
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -290,7 +292,12 @@ def test_ctrl_c_stops_the_server_and_loses_nothing(tmp_path: Path, apps: list[La
     app = _start(apps, recipe)
     assert app.label(1, expected="pass").status == 200
     assert app.label(2, expected="fail", split="dev").status == 200
+    idle = socket.create_connection(("127.0.0.1", app.port))  # a browser's idle connection
+    time.sleep(0.5)  # accepted by the server, which now waits for its request
+    started = time.monotonic()
     code, out, err = app.stop()
+    idle.close()
+    assert time.monotonic() - started < 10  # not held up by the idle connection
     assert code == 0, err
     assert "Stopped. 2 write(s) this session" in out
     assert [(r["expected"], r["split"]) for r in rows_of(calibration(recipe))] == [
@@ -305,6 +312,6 @@ def test_sigterm_stops_it_like_ctrl_c(tmp_path: Path, apps: list[LabelApp]) -> N
     app = _start(apps, recipe)
     assert app.label(1, expected="fail").status == 200
     app.process.send_signal(signal.SIGTERM)
-    code, out, _ = app.stop()
+    code, out, _ = app.wait()
     assert code == 0 and "Stopped. 1 write(s) this session" in out
     assert rows_of(calibration(recipe))[0]["expected"] == "fail"
