@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import DataError
@@ -14,7 +14,7 @@ from introspection_cli.fixture import (
     verify_calibration_content,
 )
 from introspection_cli.fixture import codes as fixture_codes
-from introspection_cli.fixture.byterule import WrittenFile, file_identity, split_lines
+from introspection_cli.fixture.byterule import LineEdit, WrittenFile, file_identity, split_lines
 from introspection_cli.runtime.localfiles import NotARegularFile, read_file
 
 #: Codes that leave a row writable by the byte rule.
@@ -48,6 +48,7 @@ class CalibrationFile:
     path: Path
     lines: tuple[CalibrationLine, ...]
     identity: tuple[int, int, int, int]
+    content: bytes = field(default=b"", repr=False)  # the bytes the lines were read from
 
     def line(self, number: int) -> CalibrationLine:
         """Line ``number`` (1-based); :class:`DataError` when the file has no such line."""
@@ -92,7 +93,7 @@ def parse_calibration(path: Path, content: bytes,
     results = list(verify_calibration_content(content))
     lines = tuple(CalibrationLine(result.line, texts[result.line - 1], result.row,
                                   result.rejections) for result in results)
-    return CalibrationFile(path, lines, identity)
+    return CalibrationFile(path, lines, identity, content)
 
 
 def after_write(path: Path, written: WrittenFile) -> CalibrationFile:
@@ -113,20 +114,21 @@ def rejected_summary(calibration: CalibrationFile) -> str | None:
 
 
 def after_edits(previous: CalibrationFile, written: WrittenFile,
-                edited: frozenset[int]) -> CalibrationFile:
-    """The file as a write left it: only the ``edited`` lines are verified again when every
-    other line is still what ``previous`` read (the usual case); otherwise all of them."""
+                edits: Sequence[LineEdit]) -> CalibrationFile:
+    """The file as a write left it: only the edited lines are verified again when the rest
+    is still what ``previous`` read (the usual case); otherwise the whole file."""
     from introspection_cli.fixture import verify_fixture_line
+    from introspection_cli.fixture.byterule import StaleLinesError, apply_edits
 
-    texts = [text for text, _ in split_lines(written.content)]
-    same_elsewhere = len(texts) == len(previous.lines) and all(
-        line.text == texts[line.number - 1] for line in previous.lines
-        if line.number not in edited)
-    if not same_elsewhere:  # another writer changed the file too: verify it all
+    try:
+        unchanged_elsewhere = apply_edits(previous.content, edits) == written.content
+    except StaleLinesError:
+        unchanged_elsewhere = False
+    if not unchanged_elsewhere:  # another writer changed the file too: verify it all
         return after_write(previous.path, written)
     lines = list(previous.lines)
-    for number in edited:
-        result = verify_fixture_line(texts[number - 1], number)
-        lines[number - 1] = CalibrationLine(number, texts[number - 1], result.row,
-                                            result.rejections)
-    return CalibrationFile(previous.path, tuple(lines), written.identity)
+    for edit in edits:
+        result = verify_fixture_line(edit.new, edit.line)
+        lines[edit.line - 1] = CalibrationLine(edit.line, edit.new, result.row,
+                                               result.rejections)
+    return CalibrationFile(previous.path, tuple(lines), written.identity, written.content)

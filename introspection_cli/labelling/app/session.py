@@ -69,6 +69,8 @@ class LabelSession:
         self.writes = 0
         self._lock = threading.RLock()
         self._closed = False
+        self._summary_of: CalibrationFile | None = None
+        self._summary_value: tuple[dict[str, int], list[int] | None] = ({}, None)
         self._file = read_calibration(judge.calibration_path)
         self._undo: list[tuple[str, list[LineEdit]]] = []
         self._gates: dict[str, _GateView] = {}
@@ -116,10 +118,19 @@ class LabelSession:
             }
 
     def _progress(self, current: CalibrationFile) -> dict[str, int]:
-        rows = [current.lines[n - 1].row for n in self.queue if n <= len(current.lines)]
-        trusted = [row for row in rows if row is not None]
-        return {"labelled": sum(row.expected is not None for row in trusted),
-                "total": len(trusted)}
+        return dict(self._summary(current)[0])
+
+    def _summary(self, current: CalibrationFile) -> tuple[dict[str, int], list[int] | None]:
+        """(progress, gate misses) of ``current``, worked out once per state of the file:
+        every row shown asks for them, and a large file has many lines."""
+        if self._summary_of is not current:
+            rows = [current.lines[n - 1].row for n in self.queue if n <= len(current.lines)]
+            trusted = [row for row in rows if row is not None]
+            progress = {"labelled": sum(row.expected is not None for row in trusted),
+                        "total": len(trusted)}
+            misses = self._find_gate_misses(current) if self.judge.gate is not None else None
+            self._summary_of, self._summary_value = current, (progress, misses)
+        return self._summary_value
 
     def row(self, number: int) -> dict[str, Any]:
         """Line ``number`` as the page shows it."""
@@ -170,6 +181,9 @@ class LabelSession:
         return view
 
     def _gate_misses(self, current: CalibrationFile) -> list[int]:
+        return list(self._summary(current)[1] or [])
+
+    def _find_gate_misses(self, current: CalibrationFile) -> list[int]:
         """Unlabelled trusted rows whose gate does not match (and did not time out)."""
         misses = []
         for line in current.lines:
@@ -238,7 +252,7 @@ class LabelSession:
                                    "Nothing was changed.", None) from None
             self._undo.pop()
             self.writes += 1
-            self._file = after_edits(self._file, written, frozenset(e.line for e in reverse))
+            self._file = after_edits(self._file, written, reverse)
             first = min(e.line for e in reverse)
             return self._saved(self._file, first, f"Undone: {what}.")
 
@@ -255,7 +269,7 @@ class LabelSession:
             raise WriteRefused(_CHANGED.format(line=number), row) from None
         except RowNotWritable as exc:
             raise WriteRefused(f"Nothing was saved: {exc}", None) from None
-        self._file = after_edits(self._file, written, frozenset(e.line for e in edits))
+        self._file = after_edits(self._file, written, edits)
         self._undo.append((what, list(edits)))
         self.writes += 1
 
