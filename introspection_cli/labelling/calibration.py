@@ -90,10 +90,19 @@ def parse_calibration(path: Path, content: bytes,
                       identity: tuple[int, int, int, int]) -> CalibrationFile:
     """The :class:`CalibrationFile` of ``content`` (e.g. what a write just produced)."""
     texts = [text for text, _ in split_lines(content)]
-    results = list(verify_calibration_content(content))
-    lines = tuple(CalibrationLine(result.line, texts[result.line - 1], result.row,
-                                  result.rejections) for result in results)
-    return CalibrationFile(path, lines, identity, content)
+    by_line = {result.line: result for result in verify_calibration_content(content)}
+    lines: list[CalibrationLine] = []
+    reported = 0  # the last line the verifier spoke for
+    for number, text in enumerate(texts, start=1):
+        result = by_line.get(number)
+        if result is not None:
+            reported = number
+            lines.append(CalibrationLine(number, text, result.row, result.rejections))
+        else:  # a line of a row spread over several lines, reported once on its first
+            lines.append(CalibrationLine(number, text, None, (Rejection(
+                number, fixture_codes.JSON, f"this line is part of the row spread over several "
+                f"lines that starts on line {reported}; each row must be one line"),)))
+    return CalibrationFile(path, tuple(lines), identity, content)
 
 
 def after_write(path: Path, written: WrittenFile) -> CalibrationFile:

@@ -75,3 +75,18 @@ def test_modes_cannot_be_combined(tmp_path: Path, cli: Cli) -> None:
     assert both.returncode == 2 and "cannot be combined" in both.stderr
     stray = cli(["judges", "label", str(recipe), "--set", "1=pass", "--overwrite"])
     assert stray.returncode == 2 and "--overwrite only applies" in stray.stderr
+
+
+def test_a_row_spread_over_lines_is_never_written_and_lines_keep_their_numbers(
+        tmp_path: Path, cli: Cli) -> None:
+    # An editor pretty-printed row 1 over several lines; row 2 is still one line.
+    spread = json.dumps(row("c1"), indent=2)
+    recipe = _recipe(tmp_path, [spread, row("c2")])  # type: ignore[list-item]
+    before = calibration(recipe).read_bytes()
+    lines = spread.count("\n") + 2
+    result = cli(["judges", "label", str(recipe), "--set", "2=pass"])
+    assert result.returncode == 1 and "cannot be labelled" in result.stderr
+    assert calibration(recipe).read_bytes() == before
+    assert cli(["judges", "label", str(recipe), "--set", f"{lines}=pass"]).returncode == 0
+    assert json.loads(calibration(recipe).read_bytes().split(b"\n")[lines - 1])["expected"] \
+        == "pass"
