@@ -6,6 +6,7 @@ text or Markdown code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from introspection_cli.errors import UsageError
@@ -24,12 +25,15 @@ def check_report_format(fmt: str) -> str:
 
 
 def render_report(report: dict[str, Any], fmt: str, *, color: bool = False,
-                  comparison: Comparison | None = None) -> str:
+                  comparison: Comparison | None = None,
+                  transcripts: Mapping[str, Mapping[int, Sequence[Any]]] | None = None) -> str:
     """The report in ``fmt``: ``text``, ``json`` or ``markdown`` for stdout, or one of
     :data:`FILE_FORMATS`.
 
     ``comparison`` (from :func:`~.baseline.compare_with_baseline`) is appended
-    to text and Markdown; the JSON report stays exactly the report model.
+    to text, Markdown and HTML; the JSON report stays exactly the report model.
+    ``transcripts`` (judge -> calibration line -> events) are the conversations the
+    HTML page shows.
     """
     if fmt == "json":
         from introspection_cli.reporting.render_json import render_json
@@ -50,4 +54,8 @@ def render_report(report: dict[str, Any], fmt: str, *, color: bool = False,
         from introspection_cli.reporting.render_junit import render_junit
 
         return render_junit(report)
+    if fmt == "html":
+        from introspection_cli.reporting.render_html import render_html
+
+        return render_html(report, comparison=comparison, transcripts=transcripts)
     raise UsageError(f"unknown report format {fmt!r}; use one of: {', '.join(REPORT_FORMATS)}")

@@ -41,6 +41,12 @@ def clean(text: str, limit: int | None = None) -> str:
     return flat
 
 
+def without_controls(text: str) -> str:
+    """``text`` without control characters and bidirectional overrides; line breaks and
+    tabs kept (for text shown as a block, such as reasoning in the HTML report)."""
+    return _CONTROL.sub("", text)
+
+
 def format_interval(interval: Mapping[str, float] | None) -> str:
     """``0.800 (0.490–0.943)``, or the null mark."""
     if interval is None:

@@ -18,7 +18,7 @@ judge's test rows have been seen under two or more fingerprints.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from introspection_cli.reporting.model import (
     write_report_text,
 )
 from introspection_cli.reporting.model_comparison import add_model_comparisons
+from introspection_cli.workflows.transcripts import shown_transcripts
 
 #: What ``judges eval`` evaluates without ``--split``: everything but the held-out test split.
 DEFAULT_SPLITS = ("train", "dev", "unsplit")
@@ -132,7 +133,8 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     report["gates"] = [gate.as_json() for gate in gates]
     add_model_comparisons(report)  # no price table yet: cost stays null (PriceOf is the seam)
     comparison = compare_with_baseline(report, baseline) if baseline is not None else None
-    problems = _write_report_files(settings, report, comparison)
+    transcripts = shown_transcripts(recipe, report) if settings.html is not None else None
+    problems = _write_report_files(settings, report, comparison, transcripts)
     output_failed = bool(problems)
     stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
     problems += _run_problems(result)
@@ -169,7 +171,9 @@ def _check_report_files(settings: ReportSettings) -> None:
 
 
 def _write_report_files(settings: ReportSettings, report: dict[str, Any],
-                        comparison: Comparison | None) -> list[str]:
+                        comparison: Comparison | None,
+                        transcripts: Mapping[str, Mapping[int, Sequence[Any]]] | None
+                        ) -> list[str]:
     """Write ``--output``, ``--junit`` and ``--html`` atomically; a line for each that failed."""
     problems = []
     for flag, path, fmt in _report_files(settings):
@@ -177,7 +181,8 @@ def _write_report_files(settings: ReportSettings, report: dict[str, Any],
             if fmt == "json":
                 write_report(path, report)
             else:
-                write_report_text(path, render_report(report, fmt, comparison=comparison))
+                write_report_text(path, render_report(report, fmt, comparison=comparison,
+                                                      transcripts=transcripts))
         except OSError as exc:  # checked before the run, so it changed meanwhile
             problems.append(f"cannot write {flag} {path} ({exc.strerror or type(exc).__name__})"
                             + ("; the report is on stdout only" if flag == "--output" else ""))

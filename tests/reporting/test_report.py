@@ -255,4 +255,4 @@ def test_render_report_json_is_the_report() -> None:
 
 def test_render_report_rejects_unknown_format() -> None:
     with pytest.raises(UsageError, match="text, json, markdown"):
-        render_report(build_report(sample_run()), "html")
+        render_report(build_report(sample_run()), "yaml")

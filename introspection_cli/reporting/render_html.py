@@ -1,0 +1,288 @@
+"""``judges eval --html FILE``: the report as one self-contained HTML page.
+
+Everything is in the file: the styles, two scripts (the labelling app's
+transcript renderer, :mod:`introspection_cli.webui`, and this page's few lines
+in ``assets/report.js``) and the conversations as JSON data. A Content
+Security Policy allows exactly those scripts and styles by hash and nothing
+from anywhere, so the page makes no request and nothing else in it can run.
+
+Model reasoning, error messages and conversation ids are untrusted: they are
+written HTML-escaped, never as markup. Conversations reach the page only as
+JSON inside ``<script type="application/json">`` (escaped so ``</script>`` or
+``<!--`` in them cannot end it) and are drawn with DOM ``textContent`` when a
+row is unfolded. Intervals are drawn as inline SVG built from numbers only
+(a style attribute would need the CSP's ``unsafe-inline``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+from introspection_cli import webui
+from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.reporting.baseline import Comparison, JudgeComparison
+from introspection_cli.reporting.formatting import (
+    NULL,
+    disagreements,
+    format_delta,
+    format_kappa,
+    gate_sentence,
+    held_out_note,
+    judge_gates,
+    mcnemar_sentence,
+    model_comparison_table,
+    model_comparison_title,
+    provenance_line,
+    without_controls,
+)
+from introspection_cli.reporting.metrics import agrees
+
+#: judge name -> calibration line -> that row's ``judge_input.events``.
+Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
+#: Conversations embedded per judge at most; further rows say theirs is not included.
+TRANSCRIPT_LIMIT = 200
+_INTERVALS = ("agreement", "tpr", "tnr")
+
+
+def esc(text: object) -> str:
+    """Untrusted text as HTML text or an attribute value: escaped, control characters gone."""
+    return html.escape(without_controls(str(text)), quote=True)
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def render_html(report: Mapping[str, Any], *, comparison: Comparison | None = None,
+                transcripts: Transcripts | None = None) -> str:
+    """The whole page. ``transcripts`` holds the conversations of the rows shown."""
+    css = _asset("report.css") + webui.asset_text(webui.TRANSCRIPT_CSS)
+    scripts = [webui.asset_text(webui.TRANSCRIPT_JS), _asset("report.js")]
+    embedded: dict[str, Any] = {}
+    body = [_header(report)]
+    for index, judge in enumerate(report["judges"]):
+        body += _judge_section(report, judge, index, (transcripts or {}).get(judge["name"], {}),
+                               embedded)
+    if comparison is not None:
+        body += _baseline_section(comparison)
+    body.append(_footer(report))
+    csp = webui.inline_csp(scripts, styles=[css])
+    return "\n".join([
+        "<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
+        '<meta name="referrer" content="no-referrer">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>Judge calibration: {esc(report['recipe'])}</title>",
+        f"<style>{css}</style>", "</head>", "<body>", *body,
+        '<script type="application/json" id="report-data">'
+        + webui.script_json({"transcripts": embedded}) + "</script>",
+        *(f"<script>{script}</script>" for script in scripts),
+        "</body>", "</html>", ""])
+
+
+def _header(report: Mapping[str, Any]) -> str:
+    links = "".join(f'<li><a href="#judge-{i}">{esc(judge["name"])}</a></li>'
+                    for i, judge in enumerate(report["judges"]))
+    return (f"<header><h1>Judge calibration</h1><p>Recipe <code>{esc(report['recipe'])}</code>"
+            f"</p><p class=\"meta\">{esc(provenance_line(report))}</p></header>"
+            + (f"<nav><ul>{links}</ul></nav>" if links else "<p>No judge was evaluated.</p>")
+            + '<p class="controls"><button type="button" id="expand-all">Unfold every row'
+            '</button> <button type="button" id="collapse-all">Fold every row</button></p>'
+            "<noscript><p class=\"note\">Conversations are shown with JavaScript on.</p>"
+            "</noscript>")
+
+
+def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: int,
+                   events: Mapping[int, Sequence[Any]], embedded: dict[str, Any]) -> list[str]:
+    parts = [f'<section class="judge" id="judge-{index}">',
+             f"<h2>{esc(judge['name'])} <span class=\"muted\">"
+             f"{esc(judge['provider'] + '/' + judge['model'])}</span></h2>"]
+    if judge.get("fingerprint"):
+        parts.append(f'<p class="meta">Fingerprint <code>{esc(judge["fingerprint"])}</code></p>')
+    parts += [*_splits(judge), *_gates(judge_gates(report, judge["name"])),
+              *_models(judge), *_confusion(judge["splits"]["all"]), *_rejected(judge)]
+    listed = (("Disagreements", disagreements(judge["rows"])),
+              ("Errors", [row for row in judge["rows"] if row["outcome"] == "error"]))
+    included = 0
+    for title, chosen in listed:
+        parts.append(f"<h3>{title} ({len(chosen)})</h3>")
+        if not chosen:
+            parts.append('<p class="muted">None.</p>')
+        for row in chosen:
+            key = f"{index}:{row['line']}"
+            missing = None
+            if row["line"] not in events:
+                missing = ("The conversation is not in this report: its calibration row "
+                           "changed after the run.")
+            elif included >= TRANSCRIPT_LIMIT:
+                missing = (f"The page embeds the conversations of the first {TRANSCRIPT_LIMIT} "
+                           f"rows of a judge: this one is line {row['line']} of the "
+                           "calibration file.")
+            else:
+                embedded[key] = list(events[row["line"]])
+                included += 1
+            parts.append(_row(row, key, missing))
+    parts.append("</section>")
+    return parts
+
+
+def _row(row: Mapping[str, Any], key: str, missing: str | None) -> str:
+    """One disagreement or error, folded: its reasoning or error, and its conversation."""
+    outcome = row["outcome"] + (" (unstable)" if row["unstable"] else "")
+    summary = (f"line {row['line']} <code>{esc(row['conversation_id'])}</code> expected "
+               f"<span class=\"label\">{esc(row['expected'])}</span> got "
+               f"<span class=\"label\">{esc(outcome)}</span>")
+    body = []
+    if row["outcome"] == "error":
+        body.append(f'<div class="error-text">{esc(row["error"] or "no reason recorded")}</div>')
+    elif row["reasoning"]:
+        body.append(f'<div class="reasoning">{esc(row["reasoning"])}</div>')
+    if len(row["samples"]) > 1:
+        body.append(f'<p class="muted">Samples: {esc(", ".join(row["samples"]))}</p>')
+    note = f' data-missing="{esc(missing)}"' if missing else ""
+    body.append(f'<div class="transcript" data-key="{esc(key)}"{note}></div>')
+    return f'<details class="row"><summary>{summary}</summary>{"".join(body)}</details>'
+
+
+def _bar(interval: Mapping[str, float]) -> str:
+    low, high, value = (round(100 * interval[k], 2) for k in ("low", "high", "value"))
+    return (f'<svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" '
+            f'aria-hidden="true"><rect class="track" x="0" y="1" width="100" height="8"/>'
+            f'<rect class="ci" x="{low}" y="1" width="{round(high - low, 2)}" height="8"/>'
+            f'<line class="point" x1="{value}" y1="0" x2="{value}" y2="10"/></svg>')
+
+
+def _interval(interval: Mapping[str, float] | None) -> str:
+    if interval is None:
+        return f'<td>{NULL}</td><td class="wrap muted">no rows to score</td>'
+    text = (f"{interval['value']:.3f} <span class=\"muted\">({interval['low']:.3f}–"
+            f"{interval['high']:.3f})</span>")
+    return f'<td>{_bar(interval)}</td><td class="wrap">{text}</td>'
+
+
+def _splits(judge: Mapping[str, Any]) -> list[str]:
+    counts = ["<h3>Splits</h3>", '<div class="scroll"><table><thead><tr><th>split</th>'
+              "<th>n</th><th>judged</th><th>gated</th><th>errors</th><th>unstable</th>"
+              "<th>kappa</th></tr></thead><tbody>"]
+    bars = ['<div class="scroll"><table class="intervals"><thead><tr><th>split</th>'
+            "<th>statistic</th><th>Wilson 95% interval</th><th>value</th></tr></thead><tbody>"]
+    for split in SPLITS:
+        stats = judge["splits"][split]
+        note = held_out_note(stats)
+        if note is not None:
+            counts.append(f'<tr><td>{split}</td><td colspan="6" class="wrap">{esc(note)}</td></tr>')
+            continue
+        counts.append(f"<tr><td>{split}</td>" + "".join(
+            f"<td>{stats[key]}</td>" for key in ("n", "judged", "gated", "errors", "unstable"))
+            + f"<td>{format_kappa(stats['kappa'])}</td></tr>")
+        if stats["n"]:
+            bars += [f"<tr><td>{split}</td><td>{name}</td>{_interval(stats[name])}</tr>"
+                     for name in _INTERVALS]
+    return [*counts, "</tbody></table></div>", *bars, "</tbody></table></div>"]
+
+
+def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not gates:
+        return []
+    items = "".join(f'<li><span class="{"met" if g["met"] else "missed"}">'
+                    f'{"met" if g["met"] else "MISSED"}</span> {esc(gate_sentence(g))}</li>'
+                    for g in gates)
+    return ["<h3>Gates</h3>", f'<ul class="gates">{items}</ul>']
+
+
+def _models(judge: Mapping[str, Any]) -> list[str]:
+    header, rows = model_comparison_table(judge)
+    if not rows:
+        return []
+    head = "".join(f"<th>{esc(name)}</th>" for name in header)
+    body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
+                   for row in rows)
+    return ["<h3>Models compared</h3>", f'<p class="muted">{esc(model_comparison_title(judge))}'
+            f'</p><div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}'
+            "</tbody></table></div>"]
+
+
+def _confusion(stats: Mapping[str, Any]) -> list[str]:
+    confusion = stats["confusion"]
+    head = "".join(f"<th>{outcome}</th>" for outcome in OUTCOMES)
+    rows = []
+    for label in VERDICTS:
+        total = sum(confusion[label].values())
+        cells = []
+        for outcome in OUTCOMES:
+            count = confusion[label][outcome]
+            shade = 0 if not count else 1 + min(4, 5 * count // max(total, 1))
+            agree = " agree" if outcome != "error" and agrees(label, outcome) else ""
+            cells.append(f'<td class="cell h{shade}{agree}">{count}</td>')
+        rows.append(f"<tr><th>{label}</th>{''.join(cells)}</tr>")
+    return ["<h3>Confusion on split all</h3>",
+            '<p class="muted">Rows: the label; columns: the outcome; darker: a larger share '
+            "of the label's rows; outlined: the outcome agrees with the label.</p>",
+            f'<div class="scroll"><table class="heat"><thead><tr><th>expected</th>{head}</tr>'
+            f"</thead><tbody>{''.join(rows)}</tbody></table></div>"]
+
+
+def _rejected(judge: Mapping[str, Any]) -> list[str]:
+    rejected = judge["rejected"]
+    if not rejected:
+        return []
+    items = "".join(f"<li>line {r['line']}: <code>{esc(r['code'])}</code> {esc(r['message'])}"
+                    "</li>" for r in rejected)
+    return [f"<h3>Rejected rows ({len(rejected)})</h3>", f"<ul>{items}</ul>"]
+
+
+def _baseline_section(comparison: Comparison) -> list[str]:
+    parts = ['<section class="baseline" id="baseline"><h2>Compared with the baseline</h2>']
+    parts += [f"<p><code>{esc(name)}</code>: in the baseline only.</p>"
+              for name in comparison.judges_only_in_baseline]
+    parts += [f"<p><code>{esc(name)}</code>: new, not in the baseline.</p>"
+              for name in comparison.judges_only_in_current]
+    for judge in comparison.judges:
+        parts += _baseline_judge(judge)
+    parts.append("</section>")
+    return parts
+
+
+def _baseline_judge(judge: JudgeComparison) -> list[str]:
+    model = (f" <span class=\"muted\">model {esc(judge.model_before)} → "
+             f"{esc(judge.model_after)}</span>" if judge.model_before != judge.model_after else "")
+    names = [delta.statistic for delta in judge.splits[0].statistics]
+    head = "".join(f"<th>{name}</th>" for name in ("split", "n", *names))
+    rows = []
+    for split in judge.splits:
+        if split.held_out:
+            rows.append(f'<tr><td>{split.split}</td><td colspan="{len(names) + 1}" '
+                        f'class="wrap">held out {esc(split.held_out)}</td></tr>')
+            continue
+        rows.append(f"<tr><td>{split.split}</td><td>{split.n_before} → {split.n_after}</td>"
+                    + "".join(f"<td>{esc(format_delta(d))}</td>" for d in split.statistics)
+                    + "</tr>")
+    parts = [f"<h3><code>{esc(judge.name)}</code>{model}</h3>",
+             f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+             "</tbody></table></div>",
+             "<ul>" + "".join(f"<li>{esc(mcnemar_sentence(t))}.</li>" for t in judge.tests)
+             + "</ul>"]
+    if judge.changed:
+        items = "".join(
+            f"<li>line {r.line} <code>{esc(r.conversation_id)}</code>: expected "
+            f"{esc(r.expected_before + ' → ' + r.expected if r.relabelled else r.expected)}, "
+            f"{esc(r.before)} → {esc(r.after)}</li>" for r in judge.changed)
+        parts.append(f"<details><summary>Changed rows ({len(judge.changed)})</summary>"
+                     f"<ul>{items}</ul></details>")
+    if judge.split_changes:
+        items = "".join(f"<li>line {r.line} <code>{esc(r.conversation_id)}</code>: "
+                        f"{esc(r.before or 'unsplit')} → {esc(r.after or 'unsplit')}</li>"
+                        for r in judge.split_changes)
+        parts.append(f"<details><summary>Rows whose split changed ({len(judge.split_changes)})"
+                     f"</summary><ul>{items}</ul></details>")
+    return parts
+
+
+def _footer(report: Mapping[str, Any]) -> str:
+    usage = report["usage"]
+    return (f"<footer><p>Usage: {usage['requests']} requests, {usage['cached']} cache hits, "
+            f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens.</p>"
+            "<p>Written by <code>introspection judges eval --html</code>.</p></footer>")
