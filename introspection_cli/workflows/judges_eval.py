@@ -242,7 +242,10 @@ def _run_problems(result: EvalResult) -> list[str]:
 def _rejection_problems(judges: Sequence[Any]) -> list[str]:
     problems = []
     # A judge evaluated with several models has the same rejected rows in each run.
-    for judge in {judge.name: judge for judge in reversed(judges)}.values():
+    first_runs: dict[str, Any] = {}
+    for judge in judges:
+        first_runs.setdefault(judge.name, judge)
+    for judge in first_runs.values():
         lines = sorted({rejected.line for rejected in judge.rejected})  # a row may have several
         if lines:
             problems.append(

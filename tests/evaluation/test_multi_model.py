@@ -181,3 +181,17 @@ def test_bad_model_choices_are_usage_errors(models: list[str], provider: str | N
     args += ["--provider", provider] if provider else []
     code, _, err = run_cli(["judges", "eval", str(recipe), *args], capsys)
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_rejected_rows_are_reported_once_per_judge_in_judge_order(
+        scripted: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows: list[dict[str, Any] | str] = [*ROWS[:2], "not json"]
+    recipe = write_recipe(tmp_path / "two", {"alpha": (UNGATED_JUDGE, rows),
+                                             "beta": (UNGATED_JUDGE.replace(
+                                                 "name: helpful", "name: beta"), rows)})
+    (recipe / "judges" / "alpha.yaml").write_text(
+        (recipe / "judges" / "alpha.yaml").read_text().replace("name: helpful", "name: alpha"))
+    code, _, err = run_cli(["judges", "eval", str(recipe), *MODELS], capsys)
+    assert code == 1
+    problems = [line for line in err.splitlines() if "calibration row(s) rejected" in line]
+    assert [line.split(":")[1].strip() for line in problems] == ["judge alpha", "judge beta"]
