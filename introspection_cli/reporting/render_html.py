@@ -137,13 +137,16 @@ def _row(row: Mapping[str, Any], key: str, missing: str | None) -> str:
                f"<span class=\"label\">{esc(outcome)}</span>")
     body = []
     if row["outcome"] == "error":
-        body.append(f'<div class="error-text">{esc(row["error"] or "no reason recorded")}</div>')
+        body.append('<p class="caption">Error</p><div class="error-text">'
+                    f'{esc(row["error"] or "no reason recorded")}</div>')
     elif row["reasoning"]:
-        body.append(f'<div class="reasoning">{esc(row["reasoning"])}</div>')
+        body.append('<p class="caption">The model\'s reasoning</p>'
+                    f'<div class="reasoning">{esc(row["reasoning"])}</div>')
     if len(row["samples"]) > 1:
         body.append(f'<p class="muted">Samples: {esc(", ".join(row["samples"]))}</p>')
     note = f' data-missing="{esc(missing)}"' if missing else ""
-    body.append(f'<div class="transcript" data-key="{esc(key)}"{note}></div>')
+    body.append('<p class="caption">The conversation</p>'
+                f'<div class="transcript" data-key="{esc(key)}"{note}></div>')
     return f'<details class="row"><summary>{summary}</summary>{"".join(body)}</details>'
 
 
