@@ -28,7 +28,9 @@ def test_wheel_ships_schemas_and_installed_package_finds_them(tmp_path: Path) ->
             "introspection_cli/labelling/app/static/app.js",
             "introspection_cli/labelling/app/static/app.css",
             "introspection_cli/webui/transcript.js",
-            "introspection_cli/webui/transcript.css"} <= set(names)
+            "introspection_cli/webui/transcript.css",
+            "introspection_cli/reporting/assets/report.css",
+            "introspection_cli/reporting/assets/report.js"} <= set(names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     # Run from an unrelated directory so the source tree cannot be imported instead.
