@@ -374,11 +374,18 @@ def _loop_time(when: float) -> float:
 
 
 class AsyncBoundedTransport(httpx2.AsyncBaseTransport):
-    """:class:`BoundedTransport` for ``httpx2.AsyncClient`` (asyncio)."""
+    """:class:`BoundedTransport` for ``httpx2.AsyncClient`` (asyncio).
+
+    ``inner`` is the transport whose responses are bounded (another one than
+    httpx2's, such as the SDKs' aiohttp transport, which must hand on the body
+    still encoded); without it, httpx2's own with ``verify`` and ``proxy``.
+    """
 
     def __init__(self, *, max_body: int, deadline: float | None = None,
-                 verify: ssl.SSLContext | bool = True, proxy: str | None = None) -> None:
-        self._inner = httpx2.AsyncHTTPTransport(verify=verify, proxy=proxy, trust_env=False)
+                 verify: ssl.SSLContext | bool = True, proxy: str | None = None,
+                 inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self._inner = inner or httpx2.AsyncHTTPTransport(verify=verify, proxy=proxy,
+                                                         trust_env=False)
         self._max_body = max_body
         self._deadline = deadline
 

@@ -124,6 +124,9 @@ class DirectDispatcher(Dispatcher):
 
     def _stopped(self) -> ProviderStopped:
         breaker = self.breaker
+        if breaker.at_once:
+            return ProviderStopped(f"provider unreachable: not sent ({breaker.reason})",
+                                   refused=False)
         if breaker.opened_by == "refused":
             return ProviderStopped(f"not sent: the provider refused the last "
                                    f"{breaker.threshold} requests ({breaker.reason})",

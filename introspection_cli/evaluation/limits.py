@@ -96,6 +96,7 @@ class CircuitBreaker:
     #: ``unreachable`` or ``refused``, once open; the last failure's message is ``reason``.
     opened_by: str | None = None
     reason: str = ""
+    at_once: bool = False  # opened by one failure that no later call can avoid
     _kind: str | None = None
     _count: int = 0
 
@@ -116,6 +117,6 @@ class CircuitBreaker:
         self._count = self._count + 1 if kind == self._kind else 1
         self._kind = kind
         if at_once or self._count >= self.threshold:
-            self.opened_by, self.reason = kind, message
+            self.opened_by, self.reason, self.at_once = kind, message, at_once
             return True
         return False

@@ -64,6 +64,7 @@ from introspection_cli.evaluation.providers import (
 from introspection_cli.evaluation.slots import RowSlots, Slot, row_slots
 from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
 from introspection_cli.evaluation.voting import SampleResult, decide
+from introspection_cli.netenv import proxy_for, ssl_context
 from introspection_cli.recipe.model import Recipe
 
 ProviderFactory = Callable[[str, ProviderSettings], Provider]
@@ -233,11 +234,13 @@ class _Execution:
                 for name, provider in providers.items():
                     group.create_task(self._dispatcher(name, provider).run(
                         _chain(first[name], streams[name])))
-        except* AuthAbort as aborted:
-            error = _first_leaf(aborted)
-            assert isinstance(error, AuthAbort)
-            raise ConfigError(f"{error.error}; the run was stopped before calling the model "
-                              "for the remaining rows") from error.error
+        except BaseExceptionGroup as failed:
+            # Task groups nest (one per provider): what failed is the first leaf.
+            error = _first_leaf(failed)
+            if isinstance(error, AuthAbort):
+                raise ConfigError(f"{error.error}; the run was stopped before calling the "
+                                  "model for the remaining rows") from error.error
+            raise error from None
         finally:
             for provider in providers.values():
                 await provider.aclose()
@@ -292,8 +295,12 @@ class _Execution:
                     f"the {name} provider for rows not in the cache; export {API_KEY_ENV[name]} "
                     f"(for a local compatible server set {BASE_URL_ENV[name]} and any "
                     "non-empty key)")
-            wanted[name] = ProviderSettings(key, resolve_endpoint(name, self.env),
-                                            self.options.max_retries, self.options.timeout)
+            endpoint = resolve_endpoint(name, self.env)
+            proxy = proxy_for(endpoint, self.env)  # a loopback endpoint: never a proxy
+            wanted[name] = ProviderSettings(
+                key, endpoint, self.options.max_retries, self.options.timeout,
+                proxy=proxy.url if proxy is not None else None,
+                verify=ssl_context(self.env) if endpoint.startswith("https:") else None)
         return wanted
 
     async def _send_in_batches(self, options: BatchOptions,

@@ -59,7 +59,7 @@ class SdkBatches(BatchBackend):
 
     def __init__(self, settings: ProviderSettings) -> None:
         self._settings = settings
-        self._client = self._client_class(**SdkProvider.client_options(settings))
+        self._client = self._client_class(**SdkProvider.client_options(settings, self._sdk))
 
     @property
     def endpoint(self) -> str:

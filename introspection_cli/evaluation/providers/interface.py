@@ -10,6 +10,7 @@ alike, so a misbehaving server is handled in one place.
 from __future__ import annotations
 
 import abc
+import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -98,6 +99,15 @@ class ProviderServiceError(ProviderError):
 class ProviderUnreachable(ProviderServiceError):
     """No answer after the SDK's retries: could not connect, or timed out."""
 
+    #: True when no later call can get an answer either (stop calling at once).
+    fatal: bool = False
+
+
+class ProviderCertificateError(ProviderUnreachable):
+    """The server's TLS certificate did not verify: not retried, and no call can pass."""
+
+    fatal = True
+
 
 class ProviderRefused(ProviderError):
     """A non-retryable 4xx (400, 404, 422...): the request is wrong for this provider (a
@@ -147,11 +157,16 @@ class ProviderSettings:
     max_retries: int
     timeout: float
     on_rate_limit: RateLimitListener | None = field(default=None, compare=False)
+    #: The proxy to reach ``base_url`` through (``None``: directly), and the TLS
+    #: context to verify it with (``None``: the default CA store); see netenv.
+    proxy: str | None = None
+    verify: ssl.SSLContext | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:  # keep the key out of any repr, log or traceback
         base_url = None if self.base_url is None else without_userinfo(self.base_url)
+        proxy = None if self.proxy is None else without_userinfo(self.proxy)
         return (f"ProviderSettings(api_key='***', base_url={base_url!r}, "
-                f"max_retries={self.max_retries}, timeout={self.timeout})")
+                f"max_retries={self.max_retries}, timeout={self.timeout}, proxy={proxy!r})")
 
 
 def without_userinfo(url: str) -> str:

@@ -4,9 +4,10 @@ The ``openai`` and ``anthropic`` SDKs are generated from the same template, so
 their async clients take the same options and have the same ``base_url`` and
 ``close()``; only the call and the reply differ, in each provider's module.
 
-The HTTP client under the SDK is built here, so every response is seen before
-the SDK acts on it: a 429 is reported to the run's concurrency limiter (the SDK
-then retries it as it always does).
+The HTTP client under the SDK is built here (:mod:`.http_client`): replies are
+bounded in bytes and time, the proxy and CAs are the ones the environment asks
+for, and every response is seen before the SDK acts on it, so a 429 is reported
+to the run's concurrency limiter (the SDK then retries it as it always does).
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from typing import Any
 
 import httpx2
 
+from introspection_cli.evaluation.providers.http_client import (
+    REPLY_LIMIT,
+    ResponseHook,
+    sdk_http_client,
+)
 from introspection_cli.evaluation.providers.interface import (
     Provider,
     ProviderSettings,
@@ -34,20 +40,25 @@ class SdkProvider(Provider):
         self._settings = settings
 
     @staticmethod
-    def client_options(settings: ProviderSettings) -> dict[str, Any]:
-        """The client arguments both SDKs take. The key is always passed explicitly:
-        without it the anthropic SDK falls back to profile files on disk."""
+    def client_options(settings: ProviderSettings, sdk: ModuleType, *,
+                       reply_limit: int | None = None,
+                       on_response: ResponseHook | None = None) -> dict[str, Any]:
+        """The arguments of ``sdk``'s async client, its HTTP client included (through the
+        settings' proxy and CAs; each reply capped at ``reply_limit`` bytes and the
+        settings' timeout when given). The key is always passed explicitly: without it
+        the anthropic SDK falls back to profile files on disk."""
+        http_client = sdk_http_client(
+            sdk, verify=settings.verify, proxy=settings.proxy, reply_limit=reply_limit,
+            deadline=settings.timeout if reply_limit is not None else None,
+            on_response=on_response)
         return {"api_key": settings.api_key, "base_url": settings.base_url,
-                "max_retries": settings.max_retries, "timeout": settings.timeout}
+                "max_retries": settings.max_retries, "timeout": settings.timeout,
+                "http_client": http_client}
 
     def sdk_client_options(self, sdk: ModuleType) -> dict[str, Any]:
-        """:meth:`client_options` and the HTTP client calls go through."""
-        return {**self.client_options(self._settings), "http_client": self._http_client(sdk)}
-
-    def _http_client(self, sdk: ModuleType) -> httpx2.AsyncClient:
-        client: httpx2.AsyncClient = sdk.DefaultAsyncHttpxClient(
-            event_hooks={"response": [self._observe]})
-        return client
+        """:meth:`client_options` for a direct call: replies bounded, 429s observed."""
+        return self.client_options(self._settings, sdk, reply_limit=REPLY_LIMIT,
+                                   on_response=self._observe)
 
     async def _observe(self, response: httpx2.Response) -> None:
         listener = self._settings.on_rate_limit

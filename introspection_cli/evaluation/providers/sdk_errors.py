@@ -13,9 +13,11 @@ import json
 from types import ModuleType
 
 from introspection_cli.diagnostics import escape_text
+from introspection_cli.evaluation.providers.http_client import CertificateFailure, ReplyTooLarge
 from introspection_cli.evaluation.providers.interface import (
     ProviderAuthError,
     ProviderBadResponse,
+    ProviderCertificateError,
     ProviderError,
     ProviderRefused,
     ProviderServiceError,
@@ -37,6 +39,13 @@ def wrap_sdk_error(exc: Exception, sdk: ModuleType, *, vendor: str, endpoint: st
     ``model`` is named in a refusal. Anything this does not recognise becomes a
     plain :class:`ProviderError`.
     """
+    if isinstance(exc, ReplyTooLarge):
+        return ProviderBadResponse(f"the reply from {endpoint} is {exc}; it was not read "
+                                   "further")
+    if isinstance(exc, CertificateFailure):
+        return ProviderCertificateError(
+            f"{exc}; if {endpoint} uses a private CA, point SSL_CERT_FILE (a PEM file) or "
+            "SSL_CERT_DIR at its certificate")
     retries = _after_retries(exc)
     if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
         return ProviderAuthError(
