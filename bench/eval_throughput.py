@@ -141,12 +141,13 @@ def judge_input(i: int) -> dict[str, object]:
 
 
 def make_recipe(root: Path, rows: int) -> Path:
-    """A recipe with one ungated judge and ``rows`` labelled, valid calibration rows."""
+    """A recipe with one ungated judge and ``rows`` labelled, valid calibration rows (none
+    in the held-out test split, so a plain ``judges eval`` evaluates every one)."""
     (root / "judges").mkdir(parents=True)
     (root / "SYSTEM.md").write_text("You are a support agent.\n", encoding="utf-8")
     (root / "judges" / "helpful.yaml").write_text(JUDGE, encoding="utf-8")
     lines = [json.dumps(fixture_envelope(judge_input(i), expected="pass",
-                                         split=("train", "dev", "test", None)[i % 4],
+                                         split=("train", "dev", None)[i % 3],
                                          runtime_url="https://runtime.example"),
                         ensure_ascii=False)
              for i in range(rows)]
@@ -225,6 +226,9 @@ def run_rounds(runs: int, scenarios: tuple[Scenario, ...] = (COLD_LARGE, COLD_SM
                                 INTROSPECTION_CACHE_DIR=str(Path(tmp) / f"cache-{attempt}-"
                                                                         f"{index}"))
                 cold.append(timed_eval(recipes[scenario], env, stub, scenario.concurrency))
+                if cold[-1].served != scenario.rows:  # every row, as the bare script sends
+                    raise SystemExit(f"judges eval sent {cold[-1].served} requests for "
+                                     f"{scenario.rows} rows")
                 bare.append(timed_bare_sdk(bodies[scenario], env, stub, scenario))
             # The first scenario's cache is warm now: its re-run, and check of the recipe.
             env = bench_env(OPENAI_BASE_URL=stub.openai_url, OPENAI_API_KEY="sk-bench",
