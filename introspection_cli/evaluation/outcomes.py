@@ -59,6 +59,9 @@ class Usage:
     cache_write_tokens: int = 0
     rate_limited: int = 0
     concurrency: int | None = None
+    #: Of ``requests``, those answered through a provider's batch API (``--batch``):
+    #: the provider bills their tokens at its batch discount.
+    batch_requests: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -333,6 +333,8 @@ class _Execution:
         # by the run that collects it.
         if not isinstance(reply, ProviderStopped | ResultNotCollected):
             self.plan_usage[id(slot.plan)].requests += 1
+            if self.options.batch is not None:  # every call of a --batch run is a batch's
+                self.plan_usage[id(slot.plan)].batch_requests += 1
         if isinstance(reply, ProviderError):
             refused = isinstance(reply, ProviderRefused) or (
                 isinstance(reply, ProviderStopped) and reply.refused)

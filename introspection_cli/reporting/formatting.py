@@ -78,6 +78,13 @@ def provenance_line(report: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def through_batches(usage: Mapping[str, Any]) -> str:
+    """`` (N through the batch API)`` when a run used ``--batch``, else nothing (reports
+    written before the count existed have none)."""
+    batched = usage.get("batch_requests") or 0
+    return f" ({batched} through the batch API)" if batched else ""
+
+
 def held_out_note(stats: Mapping[str, Any]) -> str | None:
     """``40 rows held out: --split test or judges certify`` for a held-out split, else None."""
     if not held_out(stats):

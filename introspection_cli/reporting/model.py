@@ -100,8 +100,9 @@ def _run_json(judge: JudgeRun) -> dict[str, Any]:
 
 
 def _usage_json(usage: Usage) -> dict[str, int]:
-    return {"requests": usage.requests, "cached": usage.cached,
-            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    return {"requests": usage.requests, "batch_requests": usage.batch_requests,
+            "cached": usage.cached, "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens}
 
 
 def _row_json(row: RowOutcome) -> dict[str, Any]:

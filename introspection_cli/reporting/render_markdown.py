@@ -29,6 +29,7 @@ from introspection_cli.reporting.formatting import (
     model_comparison_title,
     provenance_line,
     stats_cells,
+    through_batches,
 )
 
 #: Row lists longer than this are folded into a ``<details>`` block.
@@ -67,7 +68,8 @@ def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None 
     for judge in report["judges"]:
         lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]))]
     usage = report["usage"]
-    lines += ["", f"Usage: {usage['requests']} requests, {usage['cached']} cache hits, "
+    lines += ["", f"Usage: {usage['requests']} requests{through_batches(usage)}, "
+                  f"{usage['cached']} cache hits, "
                   f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens."]
     if comparison is not None:
         lines += ["", *comparison_markdown(comparison)]

@@ -11,8 +11,10 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from introspection_cli.reporting.model import load_report_schema
 from tests.conftest import REPO, run_cli
 from tests.evaluation.conftest import SENTINEL_KEY, UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_batch_server import StubBatchServer
@@ -67,6 +69,9 @@ def test_batch_prints_its_ids_and_progress_on_stderr(provider: str, tmp_path: Pa
                      env=env_for(batch_stub, tmp_path / "cache"))
     assert result.returncode == 0, result.stderr
     assert outcomes(result.stdout) == ["pass", "fail", "not_applicable"]
+    report = json.loads(result.stdout)
+    jsonschema.validate(report, load_report_schema())
+    assert report["usage"]["requests"] == report["usage"]["batch_requests"] == 3
     (batch_id,) = batch_stub.batches
     lines = result.stderr.splitlines()
     assert f"introspection: batch {provider} {batch_id}: 3 requests submitted" in lines
@@ -154,3 +159,14 @@ def test_bad_batch_flags_are_usage_errors(args: list[str], message: str, tmp_pat
     assert result.returncode == 2
     assert message in result.stderr
     assert batch_stub.creations == {}
+
+
+def test_the_text_report_says_how_many_requests_went_through_the_batch_api(
+        tmp_path: Path, batch_stub: StubBatchServer) -> None:
+    root, env = recipe(tmp_path), env_for(batch_stub, tmp_path / "cache")
+    args = [a for a in eval_args(root) if a not in ("--format", "json")]
+    result = run_cli(args, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "usage: 3 requests (3 through the batch API), 0 cache hits" in result.stdout
+    cached = run_cli(args, env=env)  # nothing sent: no batch count to mention
+    assert "usage: 0 requests, 3 cache hits" in cached.stdout

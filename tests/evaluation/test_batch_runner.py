@@ -73,7 +73,7 @@ def test_results_are_verdicts_and_failed_items_are_error_rows(
     # The batch went through every status before it ended: one poll per step.
     steps = OPENAI_STEPS if provider == "openai" else ANTHROPIC_STEPS
     assert batch_stub.polls[provider] >= len(steps) - 1
-    assert result.run.usage.requests == 5
+    assert result.run.usage.requests == result.run.usage.batch_requests == 5
     assert result.run.usage.input_tokens > 0
     assert result.service_failures == 1  # the failed item; a bad reply is not a service failure
 
@@ -91,6 +91,7 @@ def test_batch_bodies_are_the_direct_bodies_and_share_their_cache_entries(
     assert sorted((r.body for r in batch_stub.requests), key=repr) == direct_bodies
     assert outcomes(batched) == outcomes(direct)
     # The batch's verdicts are the direct path's cache entries: a direct run calls nothing.
+    assert direct.run.usage.batch_requests == 0 and batched.run.usage.batch_requests == 3
     batch_stub.requests.clear()
     again = run_eval(recipe, EvalOptions(timeout=5.0))
     assert batch_stub.requests == [] and again.run.usage.cached == 3

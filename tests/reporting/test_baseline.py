@@ -37,10 +37,12 @@ FINGERPRINT = "sha256:" + "0" * 64
 
 def as_version_1(report: dict[str, Any]) -> dict[str, Any]:
     """The same report as the first published layout wrote it (no provenance, fingerprint,
-    precision or gates; every split evaluated)."""
+    precision, gates or batch count; every split evaluated)."""
     old = {key: value for key, value in report.items()
            if key not in ("tool_version", "created_at", "git", "gates")}
     old["report_version"] = 1
+    old["usage"] = {key: value for key, value in report["usage"].items()
+                    if key in ("requests", "cached", "input_tokens", "output_tokens")}
     old["judges"] = [{key: value for key, value in judge.items() if key != "fingerprint"}
                      for judge in report["judges"]]
     for judge in old["judges"]:

@@ -76,8 +76,8 @@ def test_report_has_exactly_the_spec_shape() -> None:
     assert report["git"] == {"commit": "a" * 40, "dirty": True}
     assert report["gates"] == []
     assert report["recipe"] == "path/to/recipe"
-    assert report["usage"] == {"requests": 4, "cached": 1, "input_tokens": 5120,
-                               "output_tokens": 900}
+    assert report["usage"] == {"requests": 4, "batch_requests": 0, "cached": 1,
+                               "input_tokens": 5120, "output_tokens": 900}
     (judge,) = report["judges"]
     assert list(judge) == ["name", "provider", "model", "fingerprint", "rejected", "splits",
                            "rows"]

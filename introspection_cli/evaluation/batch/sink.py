@@ -46,6 +46,7 @@ class SlotSink(Generic[Slot]):
         self._answered.add(key)
         if not isinstance(result, ResultNotCollected):  # counted in the run that collects it
             self._usage.requests += 1
+            self._usage.batch_requests += 1
         for index, slot in enumerate(slots):
             if index and isinstance(result, ModelReply):
                 result = dataclasses.replace(result, input_tokens=0, output_tokens=0,
