@@ -74,6 +74,7 @@ def test_results_are_verdicts_and_failed_items_are_error_rows(
     steps = OPENAI_STEPS if provider == "openai" else ANTHROPIC_STEPS
     assert batch_stub.polls[provider] >= len(steps) - 1
     assert result.run.usage.requests == result.run.usage.batch_requests == 5
+    assert result.run.judges[0].usage.batch_requests == 5  # the judge's own usage too
     assert result.run.usage.input_tokens > 0
     assert result.service_failures == 1  # the failed item; a bad reply is not a service failure
 
