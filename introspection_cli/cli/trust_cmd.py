@@ -94,6 +94,59 @@ def certify(
     _finish(certify_judge(recipe, options, settings), f"the {fmt} certification")
 
 
+def estimate(
+    recipe: _RECIPE = Path("."),
+    judge: Annotated[str, typer.Option("--judge", metavar="NAME",
+                                       help="The judge whose pass rate to correct.")] = "",
+    passed: Annotated[int | None, typer.Option(
+        "--passed", metavar="K", help="Verdicts that were pass in production...")] = None,
+    total: Annotated[int | None, typer.Option(
+        "--total", metavar="N", help="...out of this many pass/fail verdicts.")] = None,
+    rows: Annotated[Path | None, typer.Option(
+        "--rows", metavar="FILE",
+        help="Or: exported fixtures (labels ignored) to run the judge on; the share of pass "
+             "among its pass/fail verdicts is the observed rate.")] = None,
+    report: Annotated[Path | None, typer.Option(
+        "--report", metavar="R.json",
+        help="Take TPR and TNR from this eval report (with --split) instead of the judge's "
+             "certificate.")] = None,
+    split: Annotated[str | None, typer.Option(
+        "--split", metavar="S", help="The split of --report to calibrate with.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight (--rows).")] = 8,
+    provider: Annotated[str | None, typer.Option(
+        help="With --rows: use this provider instead of the judge's llm.provider.")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="With --rows: use this model instead of the judge's llm.model.")] = None,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Neither read nor write the verdict cache.")] = False,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries per request (--rows).")] = 2,
+    timeout: Annotated[float, typer.Option(
+        min=0.001, help="Seconds to wait for one model response (--rows).")] = 60.0,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Correct a judge's production pass rate for its measured TPR and TNR.
+
+    The point estimate is Rogan-Gladen's, the 95% interval Lee et al.'s (2025),
+    which carries the uncertainty of the calibration rows too. TPR and TNR come
+    from the judge's valid certificate, or --report R.json --split S. Exit codes:
+    0 an estimate; 1 no valid calibration, a judge no better than chance (TPR +
+    TNR <= 1) or rejected rows; 2 usage error; 3 rows failed at the provider.
+    """
+    from introspection_cli.errors import UsageError
+    from introspection_cli.evaluation.runner import EvalOptions
+    from introspection_cli.workflows.estimate import EstimateSettings, estimate_judge
+
+    if not judge:
+        raise UsageError("judges estimate needs --judge NAME")
+    options = EvalOptions(judges=(judge,), concurrency=concurrency, provider=provider,
+                          model=model, use_cache=not no_cache, max_retries=max_retries,
+                          timeout=timeout)
+    settings = EstimateSettings(judge=judge, passed=passed, total=total, rows=rows,
+                                report=report, split=split, fmt=fmt)
+    _finish(estimate_judge(recipe, options, settings), f"the {fmt} estimate")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``certify``, ``estimate`` and ``status`` to the ``judges`` app."""
     app.command("certify")(certify)
+    app.command("estimate")(estimate)

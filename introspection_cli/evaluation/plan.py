@@ -176,6 +176,31 @@ def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
                      held_out=None if not splits or "test" in splits else held_out)
 
 
+def plan_unlabelled(judge: Judge, rows_file: Path, *, provider: str | None, model: str | None,
+                    regex_timeout: float) -> JudgePlan:
+    """Plan ``judge`` over the rows of ``rows_file`` whatever their labels (``judges estimate``).
+
+    The rows are verified like calibration rows, except that a missing label is
+    not a fault: these are production conversations nobody labelled. Their
+    ``expected`` is a stand-in (``not_applicable``) that nothing scores.
+    """
+    from introspection_cli.fixture import verify_calibration_file
+    from introspection_cli.fixture.codes import BLANK_LINE, UNLABELLED
+
+    rows: list[PlannedRow] = []
+    rejected: list[RejectedRow] = []
+    for result in verify_calibration_file(rows_file):
+        rejections = [r for r in result.rejections if r.code not in (BLANK_LINE, UNLABELLED)]
+        if rejections or result.row is None:
+            rejected += [RejectedRow(r.line, r.code, r.message) for r in rejections]
+            continue
+        row = result.row
+        rows.append(_plan_row(judge, row.line, row.conversation_id, row.split, "not_applicable",
+                              row.judge_input, regex_timeout))
+    return JudgePlan(judge, provider or judge.llm.provider, model or judge.llm.model,
+                     tuple(rows), tuple(rejected))
+
+
 def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,
               expected: Verdict, judge_input: Mapping[str, Any],
               regex_timeout: float, snapshot_hash: str | None = None) -> PlannedRow:

@@ -132,19 +132,31 @@ def run_eval(recipe: Recipe, options: EvalOptions, *,
              environ: Mapping[str, str] | None = None,
              batch_events: BatchEvents | None = None) -> EvalResult:
     """Evaluate the chosen judges of ``recipe`` and return every row's outcome."""
-    import os
-
-    env = os.environ if environ is None else environ
     _check_options(options)
     splits = check_splits(options.splits)
     models = [(options.provider, options.model), *options.compare_models]
     plans = [plan_judge(judge, splits=splits, provider=provider or options.provider,
                         model=model, regex_timeout=options.regex_timeout)
              for judge in select_judges(recipe, options.judges) for provider, model in models]
+    return run_plans(str(recipe.root), plans, options, progress=progress,
+                     provider_factory=provider_factory, environ=environ,
+                     batch_events=batch_events)
+
+
+def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
+              progress: ProgressCallback | None = None,
+              provider_factory: ProviderFactory = create_provider,
+              environ: Mapping[str, str] | None = None,
+              batch_events: BatchEvents | None = None) -> EvalResult:
+    """Run judge plans made already (``judges estimate`` plans unlabelled rows itself)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    _check_options(options)
     cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     execution = _Execution(plans, options, cache, env, provider_factory, progress,
                            batch_events)
-    run = asyncio.run(execution.run(str(recipe.root)))
+    run = asyncio.run(execution.run(recipe))
     warnings = list(dict.fromkeys(plan.ignored_temperature for plan in plans
                                   if plan.ignored_temperature))
     warnings += execution.batch_result.warnings

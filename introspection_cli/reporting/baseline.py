@@ -134,7 +134,12 @@ class Comparison:
 
 
 def load_baseline(path: Path) -> dict[str, Any]:
-    """Read and validate a previous JSON report for ``--baseline``.
+    """Read and validate a previous JSON report for ``--baseline``."""
+    return load_report_file(path, what="baseline")
+
+
+def load_report_file(path: Path, *, what: str) -> dict[str, Any]:
+    """Read and validate a JSON eval report named on the command line as ``what``.
 
     Raises :class:`UsageError` when the file is missing or unreadable and
     :class:`DataError` when it is not a valid eval report of a version this
@@ -143,29 +148,29 @@ def load_baseline(path: Path) -> dict[str, Any]:
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError as exc:
-        raise UsageError(f"baseline {path} does not exist; pass a JSON report "
+        raise UsageError(f"{what} {path} does not exist; pass a JSON report "
                          f"written by `introspection judges eval --output FILE`") from exc
     except OSError as exc:
-        raise UsageError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     try:
         report = strictjson.loads(data)
     except UnicodeDecodeError as exc:
-        raise DataError(f"baseline {path} is not UTF-8 text, so not a JSON report; "
+        raise DataError(f"{what} {path} is not UTF-8 text, so not a JSON report; "
                         f"{_REMAKE_HINT}") from exc
     except (ValueError, RecursionError) as exc:  # invalid JSON, a duplicate key, NaN/Infinity
-        raise DataError(f"baseline {path} is not valid JSON ({exc}); {_REMAKE_HINT}") from exc
-    _check_report_shape(path, report)
+        raise DataError(f"{what} {path} is not valid JSON ({exc}); {_REMAKE_HINT}") from exc
+    _check_report_shape(path, report, what)
     return report  # type: ignore[no-any-return]
 
 
-def _check_report_shape(path: Path, report: Any) -> None:
+def _check_report_shape(path: Path, report: Any, what: str) -> None:
     if not isinstance(report, dict) or "report_version" not in report:
-        raise DataError(f"baseline {path} is not an eval report (no report_version); "
+        raise DataError(f"{what} {path} is not an eval report (no report_version); "
                         f"{_REMAKE_HINT}")
     version = report["report_version"]
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
         readable = " and ".join(str(v) for v in READABLE_VERSIONS)
-        raise DataError(f"baseline {path} has report_version {json.dumps(version)}; this "
+        raise DataError(f"{what} {path} has report_version {json.dumps(version)}; this "
                         f"introspection reads versions {readable}; {_REMAKE_HINT}")
     import jsonschema  # lazily: only --baseline needs it
 
@@ -173,7 +178,7 @@ def _check_report_shape(path: Path, report: Any) -> None:
         jsonschema.Draft202012Validator(load_report_schema(version)).iter_errors(report))
     if error is not None:
         where = error.json_path
-        raise DataError(f"baseline {path} is not a valid eval report: at {where}: "
+        raise DataError(f"{what} {path} is not a valid eval report: at {where}: "
                         f"{error.message}; {_REMAKE_HINT}")
 
 
