@@ -146,7 +146,32 @@ def estimate(
     _finish(estimate_judge(recipe, options, settings), f"the {fmt} estimate")
 
 
+def status(
+    recipe: _RECIPE = Path("."),
+    judge: Annotated[list[str] | None, typer.Option(
+        "--judge", metavar="NAME",
+        help="Only this judge (repeatable). Default: every judge with a calibration file.")
+    ] = None,
+    bar: Annotated[float, typer.Option(
+        help="The certification bar the plan is made for.")] = 0.8,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Where each judge's calibration stands, without calling a model.
+
+    Per judge with a calibration file: rows (rejected by code, labelled by
+    label, unlabelled), gate misses, the split x label table, the fingerprint,
+    the certificate's state (none, valid, stale, invalid), how many judge
+    versions were evaluated on its test rows on this machine, and how many more
+    labelled test rows of pass and of fail it needs to be certifiable. Exit 0;
+    1 when calibration rows are rejected.
+    """
+    from introspection_cli.workflows.status import status_command
+
+    _finish(status_command(recipe, tuple(judge or ()), bar=bar, fmt=fmt), f"the {fmt} status")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``certify``, ``estimate`` and ``status`` to the ``judges`` app."""
     app.command("certify")(certify)
     app.command("estimate")(estimate)
+    app.command("status")(status)

@@ -19,7 +19,7 @@ import regex
 
 from introspection_cli.fixture.canonical import CanonicalizationError
 from introspection_cli.fixture.canonical import canonical_json as canonical_bytes
-from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher, ValueMatcher
+from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher
 from introspection_cli.recipe.regex_cost import expanded_size
 from introspection_cli.recipe.regex_literal import MAX_COST
 
@@ -68,37 +68,106 @@ def evaluate_gate(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, 
     """
     if gate is None:
         return UNGATED
-    matches: list[GateMatch] = []
-    for event_index, event in enumerate(events):
-        for matcher_index, matcher in enumerate(gate):
-            if _matcher_matches(matcher, event, event_index, timeout):
-                matches.append(GateMatch(event_index, matcher.event, matcher_index, matcher.line))
-    return GateResult(applies=bool(matches), matches=tuple(matches))
+    return _compiled_gate(gate).evaluate(events, timeout)
 
 
-def _matcher_matches(matcher: Matcher, event: Mapping[str, Any], event_index: int,
-                     timeout: float) -> bool:
-    # Unknown event types never equal a matcher's type, so they never match.
-    if event.get("type") != matcher.event:
+def gate_applies(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, Any]], *,
+                 timeout: float = DEFAULT_REGEX_TIMEOUT) -> bool:
+    """Whether any matcher matches any event, stopping at the first match (``judges status``
+    counts gate misses and needs no list of matches).
+
+    Raises :class:`GateTimeout` when a regex runs out of time before anything matched:
+    the answer is then unknown. (A row that matched and would time out on a later
+    event is a match here; :func:`evaluate_gate`, which lists every match, reports it as
+    a timeout.)
+    """
+    if gate is None:
+        return True
+    return _compiled_gate(gate).applies(events, timeout)
+
+
+#: Per matcher: its index, its line, and each field as (name, exact text, compiled or None).
+_CompiledMatcher = tuple[int, int | None, tuple[tuple[str, str, Any], ...]]
+
+
+class _CompiledGate:
+    """A gate's matchers grouped by event type, patterns compiled: the per-event work is a
+    dict lookup and the field comparisons, in the order the plain definition gives."""
+
+    def __init__(self, gate: Sequence[Matcher]) -> None:
+        self.by_type: dict[str, list[_CompiledMatcher]] = {}
+        for index, matcher in enumerate(gate):
+            fields = tuple((name, value.raw, None if value.pattern is None
+                            else _compile(value.pattern, value.flags))
+                           for name, value in matcher.fields.items())
+            self.by_type.setdefault(matcher.event, []).append((index, matcher.line, fields))
+
+    def evaluate(self, events: Sequence[Mapping[str, Any]], timeout: float) -> GateResult:
+        matches: list[GateMatch] = []
+        for event_index, event in enumerate(events):
+            kind = event.get("type")
+            if not isinstance(kind, str):
+                continue
+            # Unknown event types equal no matcher's type, so they never match.
+            candidates = self.by_type.get(kind)
+            if not candidates:
+                continue
+            for matcher_index, line, fields in candidates:
+                if _fields_match(fields, event, event_index, timeout):
+                    matches.append(GateMatch(event_index, kind, matcher_index, line))
+        return GateResult(applies=bool(matches), matches=tuple(matches))
+
+
+    def applies(self, events: Sequence[Mapping[str, Any]], timeout: float) -> bool:
+        for event_index, event in enumerate(events):
+            kind = event.get("type")
+            candidates = self.by_type.get(kind) if isinstance(kind, str) else None
+            for _, _, fields in candidates or ():
+                if _fields_match(fields, event, event_index, timeout):
+                    return True
         return False
-    for field_name, expected in matcher.fields.items():
-        value = event.get(field_name, _MISSING)
+
+
+def _fields_match(fields: tuple[tuple[str, str, Any], ...], event: Mapping[str, Any],
+                  event_index: int, timeout: float) -> bool:
+    """Every field matches, tried in order (the first miss ends it, as in the definition)."""
+    for name, raw, compiled in fields:
+        value = event.get(name, _MISSING)
         if value is _MISSING:
             return False
-        if not _value_matches(expected, as_match_text(value), event_index, field_name, timeout):
-            return False
+        text = value if isinstance(value, str) else canonical_json(value)
+        if compiled is None:
+            if text != raw:
+                return False
+            continue
+        try:
+            if compiled.search(text, timeout=timeout) is None:
+                return False
+        except TimeoutError as exc:
+            raise GateTimeout(compiled.pattern, event_index, name) from exc
     return True
 
 
-def _value_matches(expected: ValueMatcher, text: str, event_index: int, field_name: str,
-                   timeout: float) -> bool:
-    if expected.pattern is None:
-        return text == expected.raw
-    compiled = _compile(expected.pattern, expected.flags)
-    try:
-        return compiled.search(text, timeout=timeout) is not None
-    except TimeoutError as exc:
-        raise GateTimeout(expected.pattern, event_index, field_name) from exc
+#: The last few gates compiled (judges are evaluated one after another); their patterns also
+#: stay in the bounded pattern cache below, so this holds only a handful of gates' worth.
+_GATES_KEPT = 4
+_gates: OrderedDict[int, tuple[Sequence[Matcher], _CompiledGate]] = OrderedDict()
+
+
+def _compiled_gate(gate: Sequence[Matcher]) -> _CompiledGate:
+    if not isinstance(gate, tuple):  # a list could change under its id: compile it afresh
+        return _CompiledGate(gate)
+    with _cache_lock:
+        hit = _gates.get(id(gate))
+        if hit is not None and hit[0] is gate:
+            _gates.move_to_end(id(gate))
+            return hit[1]
+    compiled = _CompiledGate(gate)
+    with _cache_lock:
+        _gates[id(gate)] = (gate, compiled)  # the gate is kept alive, so its id is not reused
+        while len(_gates) > _GATES_KEPT:
+            _gates.popitem(last=False)
+    return compiled
 
 
 def as_match_text(value: object) -> str:

@@ -1,12 +1,15 @@
 """Which judges a command works on: the ones named, else every judge with a calibration file.
 
-Shared by ``judges eval`` and the labelling commands; imports nothing heavy.
+Shared by ``judges eval``, the labelling commands and ``judges status``; imports
+nothing heavy (no Jinja2, no model SDK).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
+from introspection_cli.diagnostics import Diagnostic, Severity
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.recipe.model import Judge, Recipe
 
@@ -37,3 +40,51 @@ def select_judges(recipe: Recipe, names: Sequence[str]) -> list[Judge]:
 _EXPORT_HINT = (". Export rows with `introspection conversations get --ids-file F "
                 "--judge-fixtures --format json --append-to judges/<name>.calibration.jsonl`, "
                 "then label them with `introspection judges label`")
+
+
+def load_valid_recipe(path: Path, judges: Sequence[str] = ()) -> tuple[Recipe, list[str]]:
+    """Load the recipe for a run of ``judges`` (none: every judge with a calibration file).
+
+    Only errors in those judges' files and calibration files stop the run (exit 1,
+    listing them all): a broken agent or another judge says nothing about these
+    judges' verdicts, so those errors come back as warnings, one line each.
+    """
+    from introspection_cli.recipe.checker import load_recipe
+
+    recipe, diagnostics = load_recipe(path)
+    errors = sorted((d for d in diagnostics if d.severity is Severity.ERROR),
+                    key=Diagnostic.sort_key)
+    selected = _selected_files(path, judges)
+    blocking = [d for d in errors if _resolved(d.path) in selected]
+    if blocking:
+        listing = "\n".join(d.format_line(hint=False) for d in blocking)
+        raise DataError(f"the recipe {path} has {len(blocking)} error(s) in the judges to "
+                        f"evaluate; fix them (`introspection check {path}`) before "
+                        f"evaluating:\n{listing}")
+    warnings = [f"{d.format_line(hint=False)} (not in a judge being evaluated)"
+                for d in errors]
+    return recipe, warnings
+
+
+def _selected_files(root: Path, judges: Sequence[str]) -> set[Path]:
+    """The judge and calibration files of the judges a run selects, resolved."""
+    from introspection_cli.recipe.checker import CALIBRATION_SUFFIX
+
+    judges_dir = root / "judges"
+    names = list(judges)
+    if not names:
+        try:
+            names = [entry.name.removesuffix(CALIBRATION_SUFFIX)
+                     for entry in judges_dir.iterdir()
+                     if entry.name.endswith(CALIBRATION_SUFFIX)]
+        except OSError:  # reported by the recipe check
+            names = []
+    return {_resolved(str(judges_dir / f"{name}{suffix}")) for name in names
+            for suffix in (".yaml", ".yml", CALIBRATION_SUFFIX)}
+
+
+def _resolved(path: str) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compare it as written
+        return Path(path)

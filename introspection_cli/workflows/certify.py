@@ -38,7 +38,7 @@ from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, r
 from introspection_cli.fsutil import check_output_target
 from introspection_cli.provenance import tool_version, utc_now
 from introspection_cli.recipe.model import Judge
-from introspection_cli.workflows.judges_eval import EvalCommandResult
+from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
 CERTIFIABLE_SPLITS = ("test", "dev", "train")
 
@@ -109,10 +109,10 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
     problems = [f"judge {judge.name}: not certified: {reason}" for reason in decision.reasons]
     notes = [*warnings, *ledger_warnings, *result.warnings, *_override_note(context)]
     exit_code = ExitCode.OK if decision.certified else ExitCode.PROBLEMS
-    if result.service_failures:
-        exit_code = ExitCode.SERVICE
-        problems.append(f"{result.service_failures} row(s) failed at the model provider after "
-                        "retries; no certificate was written: rerun to retry them")
+    failed, failures = provider_failure(result)
+    if failed is not None:
+        exit_code = failed
+        problems += [*failures, "no certificate was written: a decision needs every row"]
     elif decision.certified:
         certificate = _certificate(context, settings, decision, options.samples, seen,
                                    rows_digest(rows))

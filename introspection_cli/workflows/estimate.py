@@ -29,7 +29,7 @@ from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.statistics import NoBetterThanChance, corrected_pass_rate
-from introspection_cli.workflows.judges_eval import EvalCommandResult
+from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
 _CHANCE = "the judge is no better than chance"
 
@@ -211,10 +211,10 @@ def _observed_on_rows(recipe: Path, judge: Judge, rows_file: Path, options: Eval
                         f"{', '.join(map(str, lines[:10]))}{', ...' if len(lines) > 10 else ''})"
                         "; they are left out")
         code = ExitCode.PROBLEMS
-    if result.service_failures:
-        problems.append(f"{result.service_failures} row(s) failed at the model provider after "
-                        "retries and are left out; rerun to retry them")
-        code = ExitCode.SERVICE
+    failed, failures = provider_failure(result)
+    if failed is not None:
+        problems += [*failures, "those rows are left out of the observed rate"]
+        code = failed
     observed = {"source": "rows", "path": str(rows_file), "passed": outcomes["pass"],
                 "total": outcomes["pass"] + outcomes["fail"],
                 "outcomes": {outcome: outcomes[outcome] for outcome in

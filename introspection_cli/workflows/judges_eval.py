@@ -221,6 +221,18 @@ def record_evaluations(run: EvalRun, options: EvalOptions) -> list[str]:
         ledger.close()
 
 
+def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
+    """How the provider failed a run, for commands built on it (certify, estimate): exit 2
+    when it refused requests as wrong, 3 when rows failed after retries; None when neither."""
+    problems = [p for p in _run_problems(result) if p not in _rejection_problems(
+        result.run.judges)]
+    if result.refused:
+        return ExitCode.USAGE, problems
+    if result.service_failures:
+        return ExitCode.SERVICE, problems
+    return None, []
+
+
 def _run_problems(result: EvalResult) -> list[str]:
     problems = []
     if result.refused:

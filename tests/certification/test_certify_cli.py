@@ -128,6 +128,7 @@ def test_a_provider_failure_exits_3_and_writes_no_certificate(tmp_path: Path,
     result = certify(root, tmp_path / "cache", "--max-error-rate", "0.5")
     assert result.returncode == 3, result.stderr
     assert "no certificate was written" in result.stderr
+    assert "failed at the model provider" in result.stderr
     assert not (root / "judges" / "helpful.certificate.json").exists()
 
 

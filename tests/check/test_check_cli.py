@@ -165,6 +165,7 @@ def test_version_and_help_for_every_command() -> None:
     version = run_cli(["--version"])
     assert version.returncode == 0 and version.stdout.startswith("introspection ")
     commands = [[], ["check"], ["schema"], ["judges"], ["judges", "eval"], ["judges", "render"],
+                ["judges", "certify"], ["judges", "estimate"], ["judges", "status"],
                 ["conversations"], ["conversations", "get"], ["login"], ["logout"]]
     for command in commands:
         result = run_cli([*command, "--help"])

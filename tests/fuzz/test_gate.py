@@ -10,7 +10,12 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from introspection_cli.evaluation.gate import GateTimeout, as_match_text, evaluate_gate
+from introspection_cli.evaluation.gate import (
+    GateTimeout,
+    as_match_text,
+    evaluate_gate,
+    gate_applies,
+)
 from introspection_cli.recipe.model import Matcher, ValueMatcher
 
 FIELDS = {"message": ("role", "text"), "tool": ("name", "input", "output", "status"),
@@ -69,6 +74,9 @@ def test_the_gate_agrees_with_the_spec_on_any_events(gate: list[Matcher] | None,
                 if oracle_matches(matcher, event)]
     assert [(x.event_index, x.matcher_index) for x in result.matches] == expected
     assert result.applies == bool(expected)
+    assert gate_applies(gate, events) == result.applies
+    # A judge's gate is a tuple, compiled once and kept: it must give the same answer.
+    assert evaluate_gate(tuple(gate), events) == result == evaluate_gate(tuple(gate), events)
     for match in result.matches:
         assert match.event_type == gate[match.matcher_index].event == events[match.event_index]["type"]
         assert match.matcher_line == gate[match.matcher_index].line
@@ -94,6 +102,12 @@ def test_a_regex_timeout_is_always_a_gate_timeout(pattern: str, others: list[dic
     gate = [*other_matchers, bomb]
     with pytest.raises(GateTimeout) as caught:
         evaluate_gate(gate, events, timeout=0.01)
+    # The matchers before the bomb are tried first on each event, up to the hostile one.
+    if not any(oracle_matches(matcher, event) for matcher in other_matchers
+               for event in events[:position + 1]):
+        # Nothing matched before the hostile event: the first-match answer is unknown too.
+        with pytest.raises(GateTimeout):
+            gate_applies(gate, events, timeout=0.01)
     assert caught.value.pattern == pattern
     assert caught.value.field == "text"
     assert events[caught.value.event_index] is hostile

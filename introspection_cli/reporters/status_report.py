@@ -1,0 +1,126 @@
+"""Reporters for ``introspection judges status``: text and JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from introspection_cli.certification.state import describe_change
+from introspection_cli.statistics import Interval
+from introspection_cli.workflows.status import LABELS, PLANNED, SPLIT_ROWS, JudgeStatus
+
+
+def _interval(interval: Interval | None, n: int) -> dict[str, Any] | None:
+    return None if interval is None else {**interval.as_json(), "n": n}
+
+
+def status_json(recipe: str, statuses: Sequence[JudgeStatus]) -> dict[str, Any]:
+    """The JSON object ``--format json`` prints."""
+    return {"recipe": recipe, "judges": [_judge_json(status) for status in statuses]}
+
+
+def _judge_json(status: JudgeStatus) -> dict[str, Any]:
+    counts, certificate, plan, dev = status.counts, status.certificate, status.plan, status.dev
+    return {
+        "name": status.name,
+        "calibration": str(status.calibration),
+        "fingerprint": status.fingerprint,
+        "rows": counts.rows,
+        "rejected": {"rows": counts.rejected_rows,
+                     "by_code": dict(sorted(counts.rejected.items()))},
+        "labelled": {label: counts.labelled(label) for label in LABELS[:3]},
+        "unlabelled": counts.labelled("unlabelled"),
+        "gate_misses": counts.gate_misses,
+        "gate_errors": counts.gate_errors,
+        "splits": {split: {label: counts.table[split][label] for label in LABELS}
+                   for split in SPLIT_ROWS},
+        "certificate": {"state": certificate.state, "path": str(certificate.path),
+                        "changed": list(certificate.changed), "problem": certificate.problem},
+        "test_fingerprints_seen": status.test_fingerprints,
+        "dev": None if dev is None else {
+            "tpr": _interval(dev.tpr, dev.pass_rows), "tnr": _interval(dev.tnr, dev.fail_rows),
+            "evaluated": dev.evaluated, "labelled": dev.labelled},
+        "plan": {"bar": plan.bar, "rows_per_class": plan.floor,
+                 "perfect": dict(plan.perfect), "at_dev": dict(plan.at_dev),
+                 "never_at_dev": list(plan.never)},
+    }
+
+
+def render_status_json(recipe: str, statuses: Sequence[JudgeStatus]) -> str:
+    return json.dumps(status_json(recipe, statuses), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_status_text(recipe: str, statuses: Sequence[JudgeStatus]) -> str:
+    lines = [f"recipe {recipe}"]
+    for status in statuses:
+        lines += ["", *_judge_lines(status)]
+    return "\n".join(lines) + "\n"
+
+
+def _judge_lines(status: JudgeStatus) -> list[str]:
+    counts = status.counts
+    labelled = sum(counts.labelled(label) for label in LABELS[:3])
+    by_label = ", ".join(f"{counts.labelled(label)} {label}" for label in LABELS[:3])
+    rejected = (f", {counts.rejected_rows} rejected ("
+                + ", ".join(f"{code} {n}" for code, n in sorted(counts.rejected.items())) + ")"
+                if counts.rejected_rows else "")
+    lines = [f"judge {status.name} ({status.calibration})",
+             f"  fingerprint {status.fingerprint}",
+             f"  rows        {counts.rows}: {labelled} labelled ({by_label}), "
+             f"{counts.labelled('unlabelled')} unlabelled{rejected}"]
+    if counts.gate_misses is not None:
+        errors = f"; {counts.gate_errors} timed out" if counts.gate_errors else ""
+        lines.append(f"  gate        {counts.gate_misses} row(s) its gate does not match{errors}")
+    lines += _table(counts.table)
+    lines.append(f"  certificate {_certificate(status)}")
+    seen = status.test_fingerprints
+    warning = " (its figures are optimistic: label fresh test rows)" if seen >= 2 else ""
+    lines.append(f"  test split  evaluated under {seen} judge version(s) on this machine{warning}")
+    lines += _plan_lines(status)
+    return lines
+
+
+def _table(table: dict[str, Any]) -> list[str]:
+    header = ["split", *LABELS]
+    rows = [[split, *(str(table[split][label]) for label in LABELS)] for split in SPLIT_ROWS]
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    return ["    " + "  ".join([r[0].ljust(widths[0]),
+                                *(c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True))])
+            for r in (header, *rows)]
+
+
+def _certificate(status: JudgeStatus) -> str:
+    state = status.certificate
+    if state.state == "valid" and state.certificate is not None:
+        return (f"valid: certified {state.certificate['certified_at']} on split "
+                f"{state.certificate['split']} at bar {state.certificate['bar']:g}")
+    if state.state == "stale":
+        return f"stale: {describe_change(state)}"
+    if state.state == "invalid":
+        return f"invalid: {state.problem}"
+    return "none"
+
+
+def _plan_lines(status: JudgeStatus) -> list[str]:
+    plan, dev = status.plan, status.dev
+    perfect = " and ".join(f"{plan.perfect[label]} more {label}" for label in PLANNED)
+    lines = [f"  plan        bar {plan.bar:g} ({plan.floor} rows of each class at the least): "
+             f"a judge that agrees on every row needs {perfect} labelled test rows"]
+    if dev is None:
+        lines.append("              no dev figures for this version yet (run judges eval on "
+                     "the dev split)")
+        return lines
+    rates = []
+    for label, name, rate, n in (("pass", "TPR", dev.tpr, dev.pass_rows),
+                                 ("fail", "TNR", dev.tnr, dev.fail_rows)):
+        if rate is None:
+            rates.append(f"no {name} (no dev row labelled {label} evaluated)")
+        elif label in plan.never:
+            rates.append(f"at dev {name} {rate.value:.3f} ({n} rows) the bar is out of reach")
+        else:
+            rates.append(f"at dev {name} {rate.value:.3f} ({n} rows) {plan.at_dev[label]} more "
+                         f"{label}")
+    lines.append(f"              {'; '.join(rates)} (dev figures from {dev.evaluated} of "
+                 f"{dev.labelled} labelled dev rows evaluated under this fingerprint)")
+    return lines

@@ -1,0 +1,245 @@
+"""``judges status``: where each judge's calibration stands, from files alone.
+
+Per judge with a calibration file: its rows (rejected by code, labelled by
+label, unlabelled), how many rows its gate does not match, the split x label
+table, its fingerprint, its certificate's state, how many judge versions have
+been evaluated on its test rows on this machine, and a plan: how many more
+labelled test rows of ``pass`` and of ``fail`` before a judge that agrees on
+all of them could reach the certification bar, and before one at the
+judge's current dev TPR/TNR could.
+
+No model call and no heavy import (no Jinja2, no model SDK): each calibration
+file is read once, and the "current dev figures" are the outcomes the
+evaluation ledger recorded for the judge's *current* fingerprint on the rows
+now in ``dev``, scored against their current labels
+(:func:`dev_figures`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from introspection_cli.certification.certificate import certificate_path, read_certificate
+from introspection_cli.certification.state import CertificateState, assess_certificate
+from introspection_cli.evaluation.fingerprint import judge_fingerprint
+from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, gate_applies
+from introspection_cli.evaluation.ledger import Ledger
+from introspection_cli.recipe.model import Judge
+from introspection_cli.statistics import Interval, rows_to_reach, wilson_interval
+
+LABELS = ("pass", "fail", "not_applicable", "unlabelled")
+SPLIT_ROWS = ("train", "dev", "test", "unsplit")
+#: The classes certification needs, and the dev rate that predicts each one.
+PLANNED = {"pass": "tpr", "fail": "tnr"}
+
+
+@dataclass
+class RowCounts:
+    """Everything one pass over a calibration file counts."""
+
+    rows: int = 0
+    rejected_rows: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    #: split ("unsplit" for null) -> label ("unlabelled" for null) -> rows.
+    table: dict[str, Counter[str]] = field(
+        default_factory=lambda: {split: Counter() for split in SPLIT_ROWS})
+    gate_misses: int | None = None
+    gate_errors: int = 0
+    test_ids: set[str] = field(default_factory=set)
+    #: conversation id -> label, for the labelled rows now in dev.
+    dev_labels: dict[str, str] = field(default_factory=dict)
+    #: (snapshot_hash, expected) of the labelled rows of the certificate's split.
+    certified_split_rows: list[tuple[str, str]] = field(default_factory=list)
+
+    def labelled(self, label: str, split: str | None = None) -> int:
+        splits = SPLIT_ROWS if split is None else (split,)
+        return sum(self.table[s][label] for s in splits)
+
+
+def count_rows(judge: Judge, certified_split: str | None,
+               regex_timeout: float = DEFAULT_REGEX_TIMEOUT) -> RowCounts:
+    """Read ``judge``'s calibration file once and count what status shows."""
+    from introspection_cli.fixture import verify_calibration_file
+    from introspection_cli.fixture.codes import BLANK_LINE, UNLABELLED
+
+    counts = RowCounts(gate_misses=0 if judge.gate is not None else None)
+    for result in verify_calibration_file(judge.calibration_path):
+        codes = {r.code for r in result.rejections} - {UNLABELLED}
+        if codes == {BLANK_LINE} and result.row is None:
+            continue  # not a row
+        counts.rows += 1
+        if result.row is None:
+            counts.rejected_rows += 1
+            counts.rejected.update(codes - {BLANK_LINE})
+            continue
+        row = result.row
+        split = row.split or "unsplit"
+        counts.table[split][row.expected or "unlabelled"] += 1
+        if judge.gate is not None:
+            _count_gate(counts, judge, row.judge_input.get("events"), regex_timeout)
+        if split == "test":
+            counts.test_ids.add(row.conversation_id)
+        if row.expected is not None:
+            if split == "dev":
+                counts.dev_labels[row.conversation_id] = row.expected
+            if row.split == certified_split:
+                counts.certified_split_rows.append((row.snapshot_hash, row.expected))
+    return counts
+
+
+def _count_gate(counts: RowCounts, judge: Judge, events: object, timeout: float) -> None:
+    try:
+        applies = gate_applies(judge.gate, events if isinstance(events, list) else [],
+                               timeout=timeout)
+    except GateTimeout:
+        counts.gate_errors += 1
+        return
+    if not applies:
+        assert counts.gate_misses is not None
+        counts.gate_misses += 1
+
+
+@dataclass(frozen=True)
+class DevFigures:
+    """TPR and TNR on the dev rows, from the outcomes the ledger recorded for the current
+    fingerprint; ``evaluated`` of ``labelled`` dev rows have one."""
+
+    tpr: Interval | None
+    tnr: Interval | None
+    pass_rows: int
+    fail_rows: int
+    evaluated: int
+    labelled: int
+
+
+def dev_figures(dev_labels: Mapping[str, str], outcomes: Mapping[str, str]) -> DevFigures | None:
+    """Score the recorded outcomes against the current labels; None when none is recorded.
+
+    A row counts when it is labelled now, is in ``dev`` now and has an outcome
+    recorded under the judge's current fingerprint (its latest one, error rows
+    excepted: the ledger never records an error).
+    """
+    scored = [(label, outcomes[cid]) for cid, label in dev_labels.items() if cid in outcomes]
+    if not scored:
+        return None
+    passes = [outcome for label, outcome in scored if label == "pass"]
+    fails = [outcome for label, outcome in scored if label == "fail"]
+    return DevFigures(wilson_interval(passes.count("pass"), len(passes)),
+                      wilson_interval(fails.count("fail"), len(fails)), len(passes), len(fails),
+                      len(scored), len(dev_labels))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """More labelled test rows of ``pass`` and ``fail`` needed to be able to reach the bar.
+
+    ``perfect``: for a judge that agrees on every row. ``at_dev``: for one at the
+    judge's current dev TPR (pass) and TNR (fail); None when there are no dev
+    figures for that class, and ``never`` lists classes whose dev rate is not
+    above the bar (no number of rows would do).
+    """
+
+    bar: float
+    floor: int
+    perfect: Mapping[str, int]
+    at_dev: Mapping[str, int | None]
+    never: tuple[str, ...] = ()
+
+
+def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float) -> Plan:
+    floor = rows_to_reach(bar)
+    if floor is None:
+        raise ValueError(f"no number of rows reaches a bar of {bar:g}")
+    test = {label: counts.labelled(label, "test") for label in PLANNED}
+    perfect = {label: max(0, floor - test[label]) for label in PLANNED}
+    at_dev: dict[str, int | None] = {}
+    never: list[str] = []
+    for label, rate_name in PLANNED.items():
+        rate = getattr(dev, rate_name) if dev is not None else None
+        if rate is None:
+            at_dev[label] = None
+            continue
+        needed = rows_to_reach(bar, rate.value)
+        if needed is None:
+            never.append(label)
+            at_dev[label] = None
+        else:
+            at_dev[label] = max(0, needed - test[label])
+    return Plan(bar, floor, perfect, at_dev, tuple(never))
+
+
+@dataclass(frozen=True)
+class JudgeStatus:
+    name: str
+    calibration: Path
+    fingerprint: str
+    counts: RowCounts
+    certificate: CertificateState
+    test_fingerprints: int
+    dev: DevFigures | None
+    plan: Plan
+
+
+def judge_status(judge: Judge, ledger: Ledger, bar: float) -> JudgeStatus:
+    """The status of one judge that has a calibration file."""
+    path = certificate_path(judge.path.parent, judge.name)
+    certificate = read_certificate(path) if path.exists() else None
+    split = certificate.get("split") if isinstance(certificate, dict) else None
+    counts = count_rows(judge, split if isinstance(split, str) else None)
+    state = assess_certificate(path, judge, rows_of=lambda _: counts.certified_split_rows)
+    fingerprint = judge_fingerprint(judge)
+    dev = dev_figures(counts.dev_labels, ledger.outcomes(judge.name, fingerprint)) \
+        if counts.dev_labels else None
+    return JudgeStatus(judge.name, judge.calibration_path, fingerprint, counts, state,
+                       len(ledger.fingerprints_seen(judge.name, counts.test_ids)), dev,
+                       make_plan(counts, dev, bar))
+
+
+def recipe_status(judges: Sequence[Judge], ledger: Ledger, bar: float) -> list[JudgeStatus]:
+    return [judge_status(judge, ledger, bar) for judge in judges]
+
+
+@dataclass(frozen=True)
+class StatusResult:
+    stdout: str
+    exit_code: int
+    problems: tuple[str, ...] = ()
+
+
+def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: str = "text",
+                   cache_dir: Path | None = None) -> StatusResult:
+    """``judges status``: the report to print; exit 1 when any row is rejected."""
+    import math
+
+    from introspection_cli.errors import UsageError
+    from introspection_cli.evaluation.ledger import LEDGER_FILE
+    from introspection_cli.recipe.selection import load_valid_recipe, select_judges
+    from introspection_cli.reporters.status_report import render_status_json, render_status_text
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"unknown format {fmt!r}; use one of: text, json")
+    if not (math.isfinite(bar) and 0 < bar < 1):
+        raise UsageError(f"--bar {bar} must be a number above 0 and below 1")
+    recipe, warnings = load_valid_recipe(path, names)
+    judges = select_judges(recipe, names)
+    ledger = Ledger((cache_dir or _cache_dir()) / LEDGER_FILE)
+    try:
+        statuses = recipe_status(judges, ledger, bar)
+    finally:
+        ledger.close()
+    render = render_status_json if fmt == "json" else render_status_text
+    problems = [f"judge {s.name}: {s.counts.rejected_rows} calibration row(s) rejected; "
+                f"`introspection check {path}` lists them" for s in statuses
+                if s.counts.rejected_rows]
+    notes = [*warnings, *dict.fromkeys(ledger.warnings)]
+    return StatusResult(render(str(path), statuses), 1 if problems else 0,
+                        (*problems, *(f"warning: {note}" for note in notes)))
+
+
+def _cache_dir() -> Path:
+    from introspection_cli.evaluation.cache import default_cache_dir
+
+    return default_cache_dir()

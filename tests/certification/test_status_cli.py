@@ -1,0 +1,185 @@
+"""``judges status``: counts, certificate state, test exposure and the plan, from files alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from introspection_cli.evaluation.fingerprint import judge_fingerprint
+from introspection_cli.recipe.checker import load_recipe
+from introspection_cli.statistics import rows_to_reach
+from tests.conftest import REPO, run_cli
+from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE, fixture_row, write_recipe
+from tests.evaluation.stub_model_server import StubModelServer
+
+
+def status(root: Path, cache: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    result = run_cli(["judges", "status", str(root), "--format", "json", *args],
+                     env={"INTROSPECTION_CACHE_DIR": str(cache)})
+    assert "Traceback" not in result.stderr
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def _billing_rows() -> list[dict[str, Any] | str]:
+    rows: list[dict[str, Any] | str] = [
+        fixture_row("t1", "refund VERDICT:pass", expected="pass", split="test"),
+        fixture_row("t2", "refund VERDICT:fail", expected="fail", split="test"),
+        fixture_row("t3", "hello", expected="not_applicable", split="test"),
+        fixture_row("d1", "invoice VERDICT:pass", expected="pass", split="dev"),
+        fixture_row("d2", "invoice VERDICT:fail", expected="pass", split="dev"),
+        fixture_row("d3", "invoice VERDICT:fail", expected="fail", split="dev"),
+        fixture_row("u1", "refund please", expected=None),
+        fixture_row("u2", "what time is it", expected=None),
+    ]
+    broken = fixture_row("x1", "refund", expected="pass")
+    broken["snapshot_hash"] = "sha256:" + "0" * 64
+    return [*rows, json.dumps(broken), "not json"]
+
+
+def test_counts_table_gate_and_fingerprint(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, _billing_rows())})
+    code, payload, stderr = status(root, tmp_path / "cache")
+    assert code == 1  # rows are rejected
+    assert "judge billing: 2 calibration row(s) rejected" in stderr
+    (judge,) = payload["judges"]
+    assert judge["rows"] == 10
+    assert judge["rejected"] == {"rows": 2, "by_code": {"fixture-hash-mismatch": 1,
+                                                        "fixture-json": 1}}
+    assert judge["labelled"] == {"pass": 3, "fail": 2, "not_applicable": 1}
+    assert judge["unlabelled"] == 2
+    assert judge["gate_misses"] == 2  # t3 "hello" and u2 "what time is it"
+    assert judge["splits"]["test"] == {"pass": 1, "fail": 1, "not_applicable": 1,
+                                       "unlabelled": 0}
+    assert judge["splits"]["unsplit"]["unlabelled"] == 2
+    current = judge_fingerprint(load_recipe(root)[0].judges["billing"])
+    assert judge["fingerprint"] == current
+    assert judge["certificate"]["state"] == "none"
+    assert judge["test_fingerprints_seen"] == 0
+    assert judge["dev"] is None
+    floor = rows_to_reach(0.8)
+    assert judge["plan"]["perfect"] == {"pass": floor - 1, "fail": floor - 1}  # 15 and 15
+    assert judge["plan"]["at_dev"] == {"pass": None, "fail": None}
+
+
+def test_an_ungated_judge_has_no_gate_misses(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [
+        fixture_row("a", "hi", expected="pass", split="train")])})
+    code, payload, _ = status(root, tmp_path / "cache")
+    assert code == 0
+    assert payload["judges"][0]["gate_misses"] is None
+
+
+def test_dev_figures_from_the_ledger_drive_the_plan(tmp_path: Path,
+                                                    stub: StubModelServer) -> None:
+    rows = [fixture_row(f"d{i}", f"refund {i} VERDICT:{'fail' if i == 0 else 'pass'}",
+                        expected="pass", split="dev") for i in range(10)]
+    rows += [fixture_row(f"f{i}", f"refund {i} VERDICT:fail", expected="fail", split="dev")
+             for i in range(4)]
+    rows += [fixture_row(f"t{i}", f"refund {i} VERDICT:pass", expected="pass", split="test")
+             for i in range(5)]
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, rows)})
+    cache = tmp_path / "cache"
+    evaluated = run_cli(["judges", "eval", str(root)], env={"INTROSPECTION_CACHE_DIR": str(cache)})
+    assert evaluated.returncode == 0, evaluated.stderr
+    requests = len(stub.requests)
+    code, payload, _ = status(root, cache)
+    assert code == 0 and len(stub.requests) == requests  # no model call
+    dev = payload["judges"][0]["dev"]
+    assert dev["tpr"]["value"] == 0.9 and dev["tpr"]["n"] == 10
+    assert dev["tnr"]["value"] == 1.0 and dev["tnr"]["n"] == 4
+    assert (dev["evaluated"], dev["labelled"]) == (14, 14)
+    plan = payload["judges"][0]["plan"]
+    assert plan["at_dev"] == {"pass": rows_to_reach(0.8, 0.9) - 5,  # 62 - 5 test pass rows
+                              "fail": rows_to_reach(0.8, 1.0)}  # 16, no test fail row yet
+    assert payload["judges"][0]["test_fingerprints_seen"] == 0  # eval held test out
+    # A new rubric has no dev figures until it is evaluated: status never calls the model.
+    judge_file = root / "judges" / "billing.yaml"
+    judge_file.write_text(judge_file.read_text().replace("billing request", "refund request"))
+    code, payload, _ = status(root, cache)
+    assert payload["judges"][0]["dev"] is None
+
+
+def test_test_exposure_counts_fingerprints(tmp_path: Path, stub: StubModelServer) -> None:
+    rows = [fixture_row("t1", "refund VERDICT:pass", expected="pass", split="test")]
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, rows)})
+    cache = tmp_path / "cache"
+    env = {"INTROSPECTION_CACHE_DIR": str(cache)}
+    run_cli(["judges", "eval", str(root), "--split", "test"], env=env)
+    judge_file = root / "judges" / "billing.yaml"
+    judge_file.write_text(judge_file.read_text().replace("billing request", "refund request"))
+    run_cli(["judges", "eval", str(root), "--split", "test"], env=env)
+    _, payload, _ = status(root, cache)
+    assert payload["judges"][0]["test_fingerprints_seen"] == 2
+    text = run_cli(["judges", "status", str(root)], env=env).stdout
+    assert "evaluated under 2 judge version(s) on this machine (its figures are optimistic" in text
+
+
+def test_certificate_states(tmp_path: Path, stub: StubModelServer) -> None:
+    rows = [fixture_row(f"p{i}", f"hi {i} VERDICT:pass", expected="pass", split="test")
+            for i in range(16)]
+    rows += [fixture_row(f"f{i}", f"hi {i} VERDICT:fail", expected="fail", split="test")
+             for i in range(16)]
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, rows)})
+    cache = tmp_path / "cache"
+    certified = run_cli(["judges", "certify", str(root), "--judge", "helpful"],
+                        env={"INTROSPECTION_CACHE_DIR": str(cache)})
+    assert certified.returncode == 0, certified.stderr
+    _, payload, _ = status(root, cache)
+    judge = payload["judges"][0]
+    assert judge["certificate"]["state"] == "valid"
+    assert judge["plan"]["perfect"] == {"pass": 0, "fail": 0}
+    assert judge["test_fingerprints_seen"] == 1
+    calibration = root / "judges" / "helpful.calibration.jsonl"
+    lines = calibration.read_text().splitlines(keepends=True)
+    calibration.write_text("".join([lines[0].replace('"expected": "pass"', '"expected": "fail"'),
+                                    *lines[1:]]))
+    _, payload, _ = status(root, cache)
+    assert payload["judges"][0]["certificate"]["state"] == "stale"
+    assert payload["judges"][0]["certificate"]["changed"] == ["rows"]
+    (root / "judges" / "helpful.certificate.json").write_text("{}")
+    _, payload, _ = status(root, cache)
+    assert payload["judges"][0]["certificate"]["state"] == "invalid"
+    text = run_cli(["judges", "status", str(root)], env={"INTROSPECTION_CACHE_DIR": str(cache)})
+    assert "certificate invalid: at $: 'certificate_version' is a required property" in text.stdout
+
+
+def test_text_output_names_everything(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, _billing_rows())})
+    result = run_cli(["judges", "status", str(root)],
+                     env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
+    out = result.stdout
+    assert "judge billing" in out and "fingerprint sha256:" in out
+    assert ("rows        10: 6 labelled (3 pass, 2 fail, 1 not_applicable), 2 unlabelled, "
+            "2 rejected (fixture-hash-mismatch 1, fixture-json 1)") in out
+    assert "gate        2 row(s) its gate does not match" in out
+    assert "split    pass  fail  not_applicable  unlabelled" in out
+    assert "certificate none" in out
+    assert "needs 15 more pass and 15 more fail labelled test rows" in out
+    assert "no dev figures for this version yet" in out
+
+
+def test_status_imports_no_model_sdk_or_jinja(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, _billing_rows())})
+    code = ("import sys\n"
+            "from introspection_cli.cli.app import main\n"
+            "try:\n"
+            f"    main(['judges', 'status', {str(root)!r}])\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('openai', 'anthropic', 'jinja2', 'rich', 'httpx', 'httpx2')))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=False, cwd=REPO,
+                            env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache"),
+                                 "PATH": "/usr/bin:/bin"})
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, _billing_rows())})
+    for args in (["--judge", "nope"], ["--format", "xml"], ["--bar", "1"]):
+        result = run_cli(["judges", "status", str(root), *args])
+        assert result.returncode == 2, (args, result.stderr)
