@@ -185,3 +185,24 @@ def model_comparison_title(judge: Mapping[str, Any]) -> str:
 def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]]:
     """The report's gates of one judge, in order."""
     return [gate for gate in report.get("gates", ()) if gate["judge"] == judge]
+
+
+def usage_sentence(usage: Mapping[str, Any]) -> str:
+    """``4 requests, 30 cache hits, 5120 input tokens (4096 from the prompt cache), 900
+    output tokens, $0.0123``: what a run used, and what the provider did to it."""
+    cached = usage.get("cached_input_tokens", 0)
+    written = usage.get("cache_write_tokens", 0)
+    prompt_cache = [f"{cached} from the prompt cache"] if cached else []
+    prompt_cache += [f"{written} written to it"] if written else []
+    parts = [f"{usage['requests']} requests{through_batches(usage)}",
+             f"{usage['cached']} cache hits",
+             f"{usage['input_tokens']} input tokens"
+             + (f" ({', '.join(prompt_cache)})" if prompt_cache else ""),
+             f"{usage['output_tokens']} output tokens"]
+    if usage.get("cost") is not None:
+        parts.append(f"${usage['cost']:.4f}")
+    if usage.get("rate_limited"):
+        parts.append(f"rate limited {usage['rate_limited']} time(s), concurrency settled at "
+                     f"{usage.get('concurrency')}")
+    return ", ".join(parts)
+

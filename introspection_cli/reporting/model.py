@@ -57,7 +57,7 @@ def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str
         "recipe": run.recipe,
         "judges": [_judge_json(first, others) for first, *others in _by_judge(run.judges)],
         "gates": [],
-        "usage": _usage_json(run.usage),
+        "usage": usage_json(run.usage),
     }
 
 
@@ -84,10 +84,10 @@ def _judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = ()) -> dict[str, A
         **_run_json(judge),
     }
     if others:
-        entry["usage"] = _usage_json(judge.usage)
+        entry["usage"] = usage_json(judge.usage)
         entry["models"] = [{"provider": other.provider, "model": other.model,
                             "fingerprint": other.fingerprint, **_run_json(other),
-                            "usage": _usage_json(other.usage)} for other in others]
+                            "usage": usage_json(other.usage)} for other in others]
     return entry
 
 
@@ -99,10 +99,15 @@ def _run_json(judge: JudgeRun) -> dict[str, Any]:
     return {"splits": splits, "rows": [_row_json(row) for row in judge.rows]}
 
 
-def _usage_json(usage: Usage) -> dict[str, int]:
+def usage_json(usage: Usage) -> dict[str, Any]:
+    """What the requests used; ``cost`` stays null until a price table fills it in."""
     return {"requests": usage.requests, "batch_requests": usage.batch_requests,
-            "cached": usage.cached, "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens}
+            "cached": usage.cached,
+            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cached_input_tokens": usage.cached_input_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "rate_limited": usage.rate_limited, "concurrency": usage.concurrency,
+            "cost": None}
 
 
 def _row_json(row: RowOutcome) -> dict[str, Any]:

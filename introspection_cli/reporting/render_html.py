@@ -36,6 +36,7 @@ from introspection_cli.reporting.formatting import (
     model_comparison_table,
     model_comparison_title,
     provenance_line,
+    usage_sentence,
     without_controls,
 )
 from introspection_cli.reporting.metrics import agrees
@@ -285,7 +286,5 @@ def _baseline_judge(judge: JudgeComparison) -> list[str]:
 
 
 def _footer(report: Mapping[str, Any]) -> str:
-    usage = report["usage"]
-    return (f"<footer><p>Usage: {usage['requests']} requests, {usage['cached']} cache hits, "
-            f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens.</p>"
+    return (f"<footer><p>Usage: {esc(usage_sentence(report['usage']))}.</p>"
             "<p>Written by <code>introspection judges eval --html</code>.</p></footer>")

@@ -29,7 +29,7 @@ from introspection_cli.reporting.formatting import (
     model_comparison_title,
     provenance_line,
     stats_cells,
-    through_batches,
+    usage_sentence,
 )
 
 #: Row lists longer than this are folded into a ``<details>`` block.
@@ -67,10 +67,7 @@ def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None 
         lines += ["", "No judge was evaluated."]
     for judge in report["judges"]:
         lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]))]
-    usage = report["usage"]
-    lines += ["", f"Usage: {usage['requests']} requests{through_batches(usage)}, "
-                  f"{usage['cached']} cache hits, "
-                  f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens."]
+    lines += ["", f"Usage: {cell(usage_sentence(report['usage']))}."]
     if comparison is not None:
         lines += ["", *comparison_markdown(comparison)]
     return "\n".join(lines) + "\n"

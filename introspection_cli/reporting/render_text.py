@@ -28,7 +28,7 @@ from introspection_cli.reporting.formatting import (
     model_comparison_title,
     provenance_line,
     stats_cells,
-    through_batches,
+    usage_sentence,
 )
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
@@ -72,10 +72,7 @@ def render_text(report: Mapping[str, Any], *, color: bool) -> str:
     for judge in report["judges"]:
         lines.append("")
         lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint))
-    usage = report["usage"]
-    lines += ["", f"usage: {usage['requests']} requests{through_batches(usage)}, "
-                  f"{usage['cached']} cache hits, "
-                  f"{usage['input_tokens']} input tokens, {usage['output_tokens']} output tokens"]
+    lines += ["", f"usage: {usage_sentence(report['usage'])}"]
     return "\n".join(lines) + "\n"
 
 

@@ -37,6 +37,7 @@ from introspection_cli.evaluation.runner import (
     run_eval,
 )
 from introspection_cli.fsutil import check_output_target
+from introspection_cli.pricing import PriceTable, load_prices
 from introspection_cli.provenance import git_state
 from introspection_cli.reporting.baseline import (
     Comparison,
@@ -48,6 +49,7 @@ from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate
 from introspection_cli.reporting.model import (
     Provenance,
     build_report,
+    usage_json,
     write_report,
     write_report_text,
 )
@@ -125,13 +127,17 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     settings.gates.check()
     _check_report_files(settings)
     baseline = load_baseline(settings.baseline) if settings.baseline is not None else None
+    prices = load_prices()  # a broken price table is exit 2 before any call
     options = replace(options, splits=evaluation_splits(options.splits, settings.gates.split))
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
     ledger_warnings = record_evaluations(result.run, options)
     report = build_report(result.run, Provenance(git=git_state(path)))
     gates = evaluate_gates(report, settings.gates)
     report["gates"] = [gate.as_json() for gate in gates]
-    add_model_comparisons(report)  # no price table yet: cost stays null (PriceOf is the seam)
+    batch = options.batch is not None
+    add_costs(report, result.run, prices, batch=batch)
+    add_model_comparisons(report, price=lambda provider, model, usage: prices.cost(
+        provider, model, usage, batch=batch))
     comparison = compare_with_baseline(report, baseline) if baseline is not None else None
     transcripts = shown_transcripts(recipe, report) if settings.html is not None else None
     problems = _write_report_files(settings, report, comparison, transcripts)
@@ -231,6 +237,25 @@ def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
     if result.service_failures:
         return ExitCode.SERVICE, problems
     return None, []
+def add_costs(report: dict[str, Any], run: EvalRun, prices: PriceTable, *,
+              batch: bool) -> None:
+    """Fill in the report's ``cost`` figures from the price table: each judge's usage
+    (with several models) and the run's, which is null unless every model that used
+    tokens has a price."""
+    total: float | None = 0.0
+    entries = {(judge["name"], entry["provider"], entry["model"]): entry
+               for judge in report["judges"] for entry in (judge, *judge.get("models", ()))}
+    for judge in run.judges:
+        usage = usage_json(judge.usage)
+        cost = prices.cost(judge.provider, judge.model, usage, batch=batch)
+        entry = entries.get((judge.name, judge.provider, judge.model))
+        if entry is not None and "usage" in entry:
+            entry["usage"]["cost"] = cost
+        if cost is None and (usage["input_tokens"] or usage["output_tokens"]):
+            total = None
+        elif total is not None and cost is not None:
+            total += cost
+    report["usage"]["cost"] = total if prices.prices else None
 
 
 def _run_problems(result: EvalResult) -> list[str]:

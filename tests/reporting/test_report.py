@@ -77,7 +77,10 @@ def test_report_has_exactly_the_spec_shape() -> None:
     assert report["gates"] == []
     assert report["recipe"] == "path/to/recipe"
     assert report["usage"] == {"requests": 4, "batch_requests": 0, "cached": 1,
-                               "input_tokens": 5120, "output_tokens": 900}
+                               "input_tokens": 5120, "output_tokens": 900,
+                               "cached_input_tokens": 0,
+                               "cache_write_tokens": 0, "rate_limited": 0,
+                               "concurrency": None, "cost": None}
     (judge,) = report["judges"]
     assert list(judge) == ["name", "provider", "model", "fingerprint", "rejected", "splits",
                            "rows"]
