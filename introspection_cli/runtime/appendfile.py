@@ -139,20 +139,22 @@ def appended_content(existing: ExistingFile, rows: list[bytes]) -> bytes:
     return prefix + b"".join(row + newline for row in rows)
 
 
-def write_appended(existing: ExistingFile, rows: list[bytes]) -> None:
-    """Atomically replace the file with :func:`appended_content`.
+def write_appended(existing: ExistingFile, rows: list[bytes]) -> list[bytes]:
+    """Atomically replace the file with its current bytes followed by ``rows``; returns
+    the rows written.
 
-    Refuses when the file changed since it was read (an editor saved labels
-    meanwhile): writing would silently drop that change. The re-read and the
-    rename happen under an exclusive lock on the file's directory, so of two
-    exports appending to one file at once, the second sees the first's rows and
-    refuses instead of renaming its own copy over them.
+    The re-read and the rename happen under an exclusive lock on the file's
+    directory (the lock every writer of calibration rows holds), so nothing
+    another writer did is lost: when the file changed since it was read (labels
+    saved meanwhile, another export's rows), the rows are appended to what it
+    holds now, byte for byte, and a row whose conversation is in it by now is
+    left out. A file removed meanwhile is not recreated.
     """
     with directory_lock(existing.path):
-        _compare_and_write(existing, rows)
+        return _compare_and_write(existing, rows)
 
 
-def _compare_and_write(existing: ExistingFile, rows: list[bytes]) -> None:
+def _compare_and_write(existing: ExistingFile, rows: list[bytes]) -> list[bytes]:
     try:
         current: bytes | None = read_file(existing.path)
     except FileNotFoundError:
@@ -162,13 +164,17 @@ def _compare_and_write(existing: ExistingFile, rows: list[bytes]) -> None:
                         "nothing was written") from None
     except OSError as exc:
         raise DataError(f"cannot re-read {existing.path} before writing ({exc.strerror})") from None
-    if current != (existing.content if existing.exists else None):
-        raise DataError(
-            f"{existing.path} changed while exporting; nothing was written. Run the export again"
-        )
+    if current is None and existing.exists:
+        raise DataError(f"{existing.path} was removed while exporting; nothing was written. "
+                        "Run the export again")
+    if current is not None and current != existing.content:
+        existing = _scan(existing.path, current)
+        rows = [row for row in rows
+                if line_conversation_id(row) not in existing.conversation_ids]
     try:
         atomic_write_bytes(existing.path, appended_content(existing, rows), keep_owner=True)
     except OSError as exc:
         raise DataError(
             f"cannot write {existing.path} ({exc.strerror}); the file was left as it was"
         ) from None
+    return rows

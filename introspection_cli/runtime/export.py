@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import DataError, UsageError
+from introspection_cli.fixture import line_conversation_id
 from introspection_cli.fsutil import atomic_write_bytes, check_output_target
 from introspection_cli.runtime.accept import ExportFailure, accept_bundles, accept_fixtures
 from introspection_cli.runtime.appendfile import ExistingFile, read_existing, write_appended
@@ -140,7 +141,13 @@ def _write(options: ExportOptions, existing: ExistingFile | None, result: Export
     if not result.rows:
         return  # never create or touch a file just to write nothing
     if existing is not None:
-        write_appended(existing, result.rows)
+        written = write_appended(existing, result.rows)
+        if len(written) < len(result.rows):  # another writer added them meanwhile
+            kept = set(written)
+            result.skipped_existing += [
+                conversation_id for row in result.rows if row not in kept
+                for conversation_id in [line_conversation_id(row)] if conversation_id]
+            result.rows = written
         result.destination = options.append_to  # as the user spelled it, for messages
     elif options.output is not None:
         try:
