@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -18,6 +18,7 @@ from introspection_cli.cli.terminal import stream_redraws, stream_wants_color
 
 if TYPE_CHECKING:
     from introspection_cli.labelling.result import CommandResult
+    from introspection_cli.workflows.judges_eval import EvalCommandResult
 
 app = typer.Typer(help="Run judges over their calibration data.", no_args_is_help=True)
 
@@ -98,6 +99,9 @@ def eval_command(
         metavar="SECONDS", help="With --batch: stop waiting after this long (0: submit and "
                                 "exit); unfinished batches keep running and a rerun collects "
                                 "them. Default 90000 (25 h).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the requests that would be made (those the cache does not "
+                          "answer), their estimated tokens and cost; make none.")] = False,
 ) -> None:
     """Run judges over their labelled calibration rows and report agreement by split.
 
@@ -125,6 +129,11 @@ def eval_command(
         compare_models=compared, use_cache=not no_cache,
         max_retries=max_retries, timeout=timeout,
         batch=batch_options(batch, poll_interval=poll_interval, max_wait=max_wait))
+    if dry_run:
+        from introspection_cli.workflows.dry_run import dry_run_recipe
+
+        _print_result(dry_run_recipe(recipe, options, fmt=fmt, threshold_split=threshold_split),
+                      fmt)
     gates = GateSettings(min_agreement=min_agreement, min_tpr=min_tpr, min_tnr=min_tnr,
                          min_kappa=min_kappa, max_error_rate=max_error_rate,
                          split=threshold_split)
@@ -146,9 +155,13 @@ def eval_command(
     finally:
         if line is not None:
             line.clear()
+    _print_result(result, settings.fmt)
+
+
+def _print_result(result: EvalCommandResult, fmt: str) -> NoReturn:
+    """The report on stdout, the problems on stderr, and the exit code."""
     try:
-        write_stdout(result.stdout, what=f"the {settings.fmt} report",
-                     quiet_epipe=settings.fmt == "text")
+        write_stdout(result.stdout, what=f"the {fmt} report", quiet_epipe=fmt == "text")
     finally:  # the problems are said even when stdout failed
         for problem in result.problems:
             sys.stderr.write(f"introspection: {problem}\n")

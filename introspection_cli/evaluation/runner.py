@@ -132,15 +132,20 @@ def run_eval(recipe: Recipe, options: EvalOptions, *,
              environ: Mapping[str, str] | None = None,
              batch_events: BatchEvents | None = None) -> EvalResult:
     """Evaluate the chosen judges of ``recipe`` and return every row's outcome."""
-    _check_options(options)
-    splits = check_splits(options.splits)
-    models = [(options.provider, options.model), *options.compare_models]
-    plans = [plan_judge(judge, splits=splits, provider=provider or options.provider,
-                        model=model, regex_timeout=options.regex_timeout)
-             for judge in select_judges(recipe, options.judges) for provider, model in models]
+    plans = make_plans(recipe, options)
     return run_plans(str(recipe.root), plans, options, progress=progress,
                      provider_factory=provider_factory, environ=environ,
                      batch_events=batch_events)
+
+
+def make_plans(recipe: Recipe, options: EvalOptions) -> list[JudgePlan]:
+    """The plan of every chosen judge with every chosen model (options checked first)."""
+    _check_options(options)
+    splits = check_splits(options.splits)
+    models = [(options.provider, options.model), *options.compare_models]
+    return [plan_judge(judge, splits=splits, provider=provider or options.provider,
+                       model=model, regex_timeout=options.regex_timeout)
+            for judge in select_judges(recipe, options.judges) for provider, model in models]
 
 
 def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
