@@ -26,10 +26,8 @@ from introspection_cli.evaluation.batch import (
     BatchItem,
     BatchOptions,
     BatchRunResult,
-    SlotSink,
-    send_in_batches,
+    ResultNotCollected,
 )
-from introspection_cli.evaluation.batch.interface import ResultNotCollected
 from introspection_cli.evaluation.cache import CacheWorker, VerdictCache, default_cache_dir
 from introspection_cli.evaluation.dispatch import (
     AuthAbort,
@@ -324,6 +322,9 @@ class _Execution:
                                first: Mapping[str, Sequence[RowSlots]],
                                streams: Mapping[str, AsyncIterator[RowSlots]]) -> None:
         """Every uncached sample through its provider's batch API (``--batch``)."""
+        from introspection_cli.evaluation.batch.dispatch import send_in_batches
+        from introspection_cli.evaluation.batch.sink import SlotSink
+
         rows = {name: [*first[name], *[samples async for samples in streams[name]]]
                 for name in first}
         settings = self._settings_for(rows)

@@ -9,22 +9,17 @@ interrupted. A backend's SDK is imported only when it is created.
 
 from __future__ import annotations
 
-from introspection_cli.evaluation.batch.dispatch import (
-    BatchEvents,
-    BatchOptions,
-    BatchRunResult,
-    ResultSink,
-    create_backend,
-    send_in_batches,
-)
 from introspection_cli.evaluation.batch.interface import (
     BatchBackend,
     BatchItem,
     BatchState,
     ItemResult,
+    ResultNotCollected,
 )
-from introspection_cli.evaluation.batch.sink import SlotSink
+from introspection_cli.evaluation.batch.options import BatchEvents, BatchOptions, BatchRunResult
 
+# The machinery (dispatch, store, sink, the SDK backends) is imported from its own
+# modules, and only by a --batch run: a direct run loads nothing more than these.
 __all__ = [
     "BatchBackend",
     "BatchEvents",
@@ -33,8 +28,5 @@ __all__ = [
     "BatchRunResult",
     "BatchState",
     "ItemResult",
-    "ResultSink",
-    "SlotSink",
-    "create_backend",
-    "send_in_batches",
+    "ResultNotCollected",
 ]

@@ -18,11 +18,10 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
-    item_failure,
     provider_text,
     status_word,
 )
-from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
+from introspection_cli.evaluation.batch.sdk_backend import SdkBatches, item_failure
 from introspection_cli.evaluation.providers.anthropic_provider import (
     reply_from_message,
     request_body,

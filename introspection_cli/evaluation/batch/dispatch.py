@@ -27,7 +27,9 @@ from introspection_cli.evaluation.batch.interface import (
     ItemResult,
     ResultNotCollected,
 )
+from introspection_cli.evaluation.batch.options import BatchEvents, BatchOptions, BatchRunResult
 from introspection_cli.evaluation.batch.store import BatchStore, StoredBatch
+from introspection_cli.evaluation.providers import sdk_import
 from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ProviderAuthError,
@@ -43,28 +45,6 @@ _POLL_GROWTH = 1.5
 _POLL_FAILURES = 5
 
 
-@dataclass(frozen=True)
-class BatchOptions:
-    """How ``--batch`` waits: the first poll interval and the longest wait, in seconds."""
-
-    poll_interval: float = 15.0
-    #: The providers end a batch within 24 hours; an hour's margin on top.
-    max_wait: float = 25 * 3600.0
-
-
-class BatchEvents(Protocol):
-    """What a batch run reports as it goes (the CLI prints it on stderr)."""
-
-    def submitted(self, provider: str, batch_id: str, requests: int, *,
-                  resumed: bool) -> None: ...
-
-    def waiting(self, batches: int, options: BatchOptions) -> None: ...
-
-    def polled(self, provider: str, state: BatchState) -> None: ...
-
-    def collected(self, provider: str, state: BatchState, results: int, failed: int) -> None: ...
-
-
 class ResultSink(Protocol):
     """Where results go: the runner turns them into verdicts and caches them."""
 
@@ -73,13 +53,6 @@ class ResultSink(Protocol):
 
     async def persist(self) -> bool:
         """Store everything accepted so far; False when some of it could not be stored."""
-
-
-@dataclass(frozen=True)
-class BatchRunResult:
-    warnings: tuple[str, ...] = ()
-    #: ``provider batch_id`` of each batch left running at the provider (max wait passed).
-    still_running: tuple[str, ...] = ()
 
 
 @dataclass
@@ -137,15 +110,18 @@ async def send_in_batches(items: Mapping[str, Sequence[BatchItem]],
 
 
 def create_backend(provider: str, settings: ProviderSettings) -> BatchBackend:
-    """The batch backend of ``provider``, importing its SDK now and not before."""
+    """The batch backend of ``provider``, importing its SDK now and not before (the way
+    the direct path imports it: with the garbage collector out of the way)."""
     if provider == "openai":
-        from introspection_cli.evaluation.batch.openai_batches import OpenAIBatches
+        with sdk_import("openai"):
+            from introspection_cli.evaluation.batch.openai_batches import OpenAIBatches
 
-        return OpenAIBatches(settings)
+            return OpenAIBatches(settings)
     if provider == "anthropic":
-        from introspection_cli.evaluation.batch.anthropic_batches import AnthropicBatches
+        with sdk_import("anthropic"):
+            from introspection_cli.evaluation.batch.anthropic_batches import AnthropicBatches
 
-        return AnthropicBatches(settings)
+            return AnthropicBatches(settings)
     raise ValueError(f"unknown provider {provider!r}")
 
 

@@ -21,10 +21,8 @@ from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ModelRequest,
     ProviderError,
-    ProviderRefused,
     ProviderServiceError,
 )
-from introspection_cli.evaluation.providers.sdk_errors import is_refusal
 
 #: One request's result: the model's reply, or why there is none (a
 #: ``ProviderServiceError`` for a request the provider failed, expired or
@@ -126,15 +124,6 @@ def plain_id(value: object) -> str | None:
     """``value`` if it is a plain id (OpenAI ``batch_...``, ``file-...``; Anthropic
     ``msgbatch_...``), else None."""
     return value if isinstance(value, str) and _PLAIN_ID.fullmatch(value) else None
-
-
-def item_failure(reason: str, status: int | None, endpoint: str) -> ProviderError:
-    """The error of one request a batch failed: a refusal (the request is wrong, as a
-    direct call's 400 is) when ``status`` says so, else the provider failing."""
-    if status is not None and is_refusal(status):
-        return ProviderRefused(f"{reason}; check the model name and the judge's llm settings",
-                               status=status, endpoint=endpoint)
-    return ProviderServiceError(reason)
 
 
 def status_word(value: object) -> str:

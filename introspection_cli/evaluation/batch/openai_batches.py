@@ -20,12 +20,11 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
-    item_failure,
     plain_id,
     provider_text,
     status_word,
 )
-from introspection_cli.evaluation.batch.sdk_backend import SdkBatches
+from introspection_cli.evaluation.batch.sdk_backend import SdkBatches, item_failure
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
     token_count,

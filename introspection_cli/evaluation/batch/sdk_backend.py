@@ -27,12 +27,14 @@ from introspection_cli.evaluation.batch.interface import (
 from introspection_cli.evaluation.batch.jsonl import json_lines, read_capped
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
+    ProviderError,
+    ProviderRefused,
     ProviderServiceError,
     ProviderSettings,
     without_userinfo,
 )
 from introspection_cli.evaluation.providers.sdk_client import SdkProvider
-from introspection_cli.evaluation.providers.sdk_errors import wrap_sdk_error
+from introspection_cli.evaluation.providers.sdk_errors import is_refusal, wrap_sdk_error
 
 #: The largest batch object (or file object) read: a failed batch lists its errors.
 METADATA_BYTES = 16 * 1024 * 1024
@@ -40,6 +42,15 @@ METADATA_BYTES = 16 * 1024 * 1024
 _SDK_RETRY_WAIT_S = 120.0
 #: Seconds an upload may take per MB on top of the deadline (a 190 MB file: 12.7 min).
 _UPLOAD_SECONDS_PER_MB = 4.0
+
+def item_failure(reason: str, status: int | None, endpoint: str) -> ProviderError:
+    """The error of one request a batch failed: a refusal (the request is wrong, as a
+    direct call's 400 is) when ``status`` says so, else the provider failing."""
+    if status is not None and is_refusal(status):
+        return ProviderRefused(f"{reason}; check the model name and the judge's llm settings",
+                               status=status, endpoint=endpoint)
+    return ProviderServiceError(reason)
+
 
 #: Turns one result line (None: unreadable) into (custom_id, result), or None.
 LineReader = Callable[[dict[str, Any] | None], tuple[str, ItemResult] | None]

@@ -48,6 +48,7 @@ __all__ = [
     "RateLimitListener",
     "create_provider",
     "resolve_endpoint",
+    "sdk_import",
 ]
 
 #: The environment variable holding each provider's API key.
@@ -76,12 +77,12 @@ def create_provider(provider: str, settings: ProviderSettings) -> Provider:
     # The client is built inside the import window too: building it imports the
     # SDK's HTTP stack and its chat/messages resources lazily.
     if provider == "openai":
-        with _sdk_import("openai"):
+        with sdk_import("openai"):
             from introspection_cli.evaluation.providers.openai_provider import OpenAIProvider
 
             return OpenAIProvider(settings)
     if provider == "anthropic":
-        with _sdk_import("anthropic"):
+        with sdk_import("anthropic"):
             from introspection_cli.evaluation.providers.anthropic_provider import (
                 AnthropicProvider,
             )
@@ -91,7 +92,7 @@ def create_provider(provider: str, settings: ProviderSettings) -> Provider:
 
 
 @contextlib.contextmanager
-def _sdk_import(sdk: str) -> Iterator[None]:
+def sdk_import(sdk: str) -> Iterator[None]:
     """Import an SDK with the garbage collector out of the way.
 
     An SDK import builds thousands of pydantic classes. With the collector running,
