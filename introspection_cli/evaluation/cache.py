@@ -29,13 +29,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from introspection_cli.evaluation.cache_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
+from introspection_cli.evaluation.cache_dir import default_cache_dir as default_cache_dir
 from introspection_cli.evaluation.cache_keys import KEY_VERSION, KeyMaker, cache_key
 from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, validate_verdict
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "KEY_VERSION", "CacheWorker", "KeyMaker",
            "VerdictCache", "cache_key", "default_cache_dir"]
 
-CACHE_DIR_ENV = "INTROSPECTION_CACHE_DIR"
 CACHE_FILE = "verdicts.sqlite3"
 #: How long one read waits for a lock another process holds before reads are given up.
 _READ_TIMEOUT_S = 0.5
@@ -56,16 +57,6 @@ CREATE TABLE IF NOT EXISTS verdicts (
     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
 )
 """
-
-
-def default_cache_dir() -> Path:
-    """``$INTROSPECTION_CACHE_DIR``, else the platform's user cache dir for introspection."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override)
-    import platformdirs  # only runs that use the cache pay for it
-
-    return Path(platformdirs.user_cache_dir("introspection"))
 
 
 class VerdictCache:

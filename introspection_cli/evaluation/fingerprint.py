@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.evaluation.prompts.markers import BEGIN_MARKER, END_MARKER
-from introspection_cli.evaluation.verdict import (
+from introspection_cli.evaluation.prompts.fence import BEGIN_MARKER, END_MARKER
+from introspection_cli.evaluation.verdict_tool import (
     VERDICT_TOOL_DESCRIPTION,
     VERDICT_TOOL_NAME,
     VERDICT_TOOL_SCHEMA,

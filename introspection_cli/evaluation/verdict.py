@@ -8,37 +8,17 @@ reply is an ``error`` outcome, never a pass or a fail.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, cast
+from typing import cast
 
 from introspection_cli import strictjson
 from introspection_cli.evaluation.outcomes import VERDICTS, Verdict
 from introspection_cli.evaluation.providers.interface import ModelReply
-
-VERDICT_TOOL_NAME = "submit_verdict"
-VERDICT_TOOL_DESCRIPTION = (
-    "Submit your evaluation: first your reasoning, then the verdict. Call this exactly once."
+from introspection_cli.evaluation.verdict_tool import (
+    VERDICT_TOOL_DESCRIPTION as VERDICT_TOOL_DESCRIPTION,
 )
-#: ``reasoning`` comes first on purpose: the model writes its analysis before the verdict.
-VERDICT_TOOL_SCHEMA: Mapping[str, Any] = MappingProxyType({
-    "type": "object",
-    "properties": {
-        "reasoning": {
-            "type": "string",
-            "description": "Your step-by-step analysis of the conversation against the "
-                           "instructions, written before you decide.",
-        },
-        "verdict": {
-            "type": "string",
-            "enum": list(VERDICTS),
-            "description": "pass, fail, or not_applicable when the instructions do not apply.",
-        },
-    },
-    "required": ["reasoning", "verdict"],
-    "additionalProperties": False,
-})
+from introspection_cli.evaluation.verdict_tool import VERDICT_TOOL_NAME as VERDICT_TOOL_NAME
+from introspection_cli.evaluation.verdict_tool import VERDICT_TOOL_SCHEMA as VERDICT_TOOL_SCHEMA
 
 _EXCERPT = 120
 #: The most reasoning kept per sample, in UTF-8 bytes, marker included: a reply may

@@ -14,6 +14,16 @@ from introspection_cli.errors import DataError, UsageError
 from introspection_cli.recipe.model import Judge, Recipe
 
 
+def named_judge(recipe: Recipe, name: str) -> Judge:
+    """The judge ``name`` (a command's ``--judge NAME``); UsageError naming the known ones."""
+    judge = recipe.judges.get(name)
+    if judge is None:
+        known = ", ".join(sorted(recipe.judges)) or "none"
+        raise UsageError(f"no judge named {name} in {recipe.root} (judges without errors: "
+                         f"{known})")
+    return judge
+
+
 def select_judges(recipe: Recipe, names: Sequence[str]) -> list[Judge]:
     """The judges to run: ``names`` if given, else every judge with a calibration file."""
     if names:

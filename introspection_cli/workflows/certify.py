@@ -38,6 +38,7 @@ from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, r
 from introspection_cli.fsutil import check_output_target
 from introspection_cli.provenance import tool_version, utc_now
 from introspection_cli.recipe.model import Judge
+from introspection_cli.recipe.selection import named_judge
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
 CERTIFIABLE_SPLITS = ("test", "dev", "train")
@@ -81,10 +82,7 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
     """Run ``judges certify`` on the recipe at ``path``: what to print and the exit code."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, [settings.judge])
-    judge = recipe.judges.get(settings.judge)
-    if judge is None:
-        known = ", ".join(sorted(recipe.judges)) or "none"
-        raise UsageError(f"no judge named {settings.judge} in {path} (judges: {known})")
+    judge = named_judge(recipe, settings.judge)
     provider = options.provider or judge.llm.provider
     model = options.model or judge.llm.model
     context = _Context(judge, judge_identity(judge, provider=provider, model=model), provider,

@@ -28,6 +28,7 @@ from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
+from introspection_cli.recipe.selection import named_judge
 from introspection_cli.statistics import NoBetterThanChance, corrected_pass_rate
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
@@ -89,10 +90,7 @@ def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings,
     """Run ``judges estimate``: the corrected pass rate to print, and the exit code."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, [settings.judge])
-    judge = recipe.judges.get(settings.judge)
-    if judge is None:
-        known = ", ".join(sorted(recipe.judges)) or "none"
-        raise UsageError(f"no judge named {settings.judge} in {path} (judges: {known})")
+    judge = named_judge(recipe, settings.judge)
     calibration = _calibration(judge, settings)
     problems: list[str] = []
     exit_code = ExitCode.OK

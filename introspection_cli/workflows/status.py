@@ -240,6 +240,6 @@ def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: s
 
 
 def _cache_dir() -> Path:
-    from introspection_cli.evaluation.cache import default_cache_dir
+    from introspection_cli.evaluation.cache_dir import default_cache_dir
 
     return default_cache_dir()

@@ -26,10 +26,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-#: The fence around the conversation in the user message (part of the judge fingerprint's
-#: harness, with the templates: see :mod:`introspection_cli.evaluation.fingerprint`).
-BEGIN_MARKER = "[BEGIN EVALUATED MATERIAL: conversation]"
-END_MARKER = "[END EVALUATED MATERIAL]"
+from introspection_cli.evaluation.prompts.fence import BEGIN_MARKER as BEGIN_MARKER
+from introspection_cli.evaluation.prompts.fence import END_MARKER as END_MARKER
 
 _NEUTRALISED = "[neutralised marker: "
 # ASCII folds to itself lower-cased, except control characters that are not space:
