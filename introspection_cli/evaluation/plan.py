@@ -11,12 +11,11 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from introspection_cli.errors import UsageError
 from introspection_cli.evaluation.gate import GateResult, GateTimeout, evaluate_gate
 from introspection_cli.evaluation.outcomes import RejectedRow, Verdict
-from introspection_cli.evaluation.prompts.render import JudgePrompt
 from introspection_cli.evaluation.providers import TAKES_TEMPERATURE, ModelRequest
 from introspection_cli.evaluation.verdict import (
     VERDICT_TOOL_DESCRIPTION,
@@ -26,6 +25,9 @@ from introspection_cli.evaluation.verdict import (
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import load_valid_recipe as load_valid_recipe
 from introspection_cli.recipe.selection import select_judges as select_judges
+
+if TYPE_CHECKING:  # Jinja2 is imported only by a run that renders a prompt
+    from introspection_cli.evaluation.prompts.render import JudgePrompt
 
 #: Values ``--split`` accepts; ``unsplit`` selects rows whose split is null.
 SELECTABLE_SPLITS = ("train", "dev", "test", "unsplit")
@@ -68,6 +70,9 @@ class JudgePlan:
 
     @functools.cached_property
     def _prompt(self) -> JudgePrompt:
+        # Imported here: Jinja2 is loaded only by a run that renders a prompt.
+        from introspection_cli.evaluation.prompts.render import JudgePrompt
+
         return JudgePrompt(self.judge)
 
     @functools.cached_property
@@ -175,6 +180,8 @@ def build_request(judge: Judge, provider: str, model: str, judge_input: Mapping[
     The temperature is left out for a provider that does not take one, so the cache
     key and ``judges render`` describe what is actually sent.
     """
+    from introspection_cli.evaluation.prompts.render import JudgePrompt
+
     prompt = JudgePrompt(judge).render(judge_input, gate)
     return replace(request_template(judge, provider, model), system=prompt.system,
                    user=prompt.user, user_prefix_length=prompt.prefix_length)

@@ -21,10 +21,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from introspection_cli.errors import ExitCode, UsageError
-from introspection_cli.evaluation.batch import BatchEvents, BatchOptions
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.ledger import open_ledger, record_run
 from introspection_cli.evaluation.outcomes import EvalRun
@@ -55,6 +54,9 @@ from introspection_cli.reporting.model import (
 )
 from introspection_cli.reporting.model_comparison import add_model_comparisons
 from introspection_cli.workflows.transcripts import shown_transcripts
+
+if TYPE_CHECKING:  # the batch package is imported only by a --batch run
+    from introspection_cli.evaluation.batch import BatchEvents, BatchOptions
 
 #: What ``judges eval`` evaluates without ``--split``: everything but the held-out test split.
 DEFAULT_SPLITS = ("train", "dev", "unsplit")
@@ -203,6 +205,8 @@ def batch_options(batch: bool, *, poll_interval: float | None,
             if value is not None:
                 raise UsageError(f"{flag} only applies with --batch")
         return None
+    from introspection_cli.evaluation.batch import BatchOptions
+
     defaults = BatchOptions()
     options = BatchOptions(
         poll_interval=defaults.poll_interval if poll_interval is None else poll_interval,

@@ -68,6 +68,9 @@ class ResultNotCollected(ProviderServiceError):
     """A request whose result this run did not get: its batch is still running, or its
     results could not be read. The next run collects it from the same batch."""
 
+    #: What the runner checks (without importing this package for a direct run).
+    not_collected = True
+
 
 class BatchGone(Exception):
     """The provider does not know this batch (deleted, another account, or long expired)."""

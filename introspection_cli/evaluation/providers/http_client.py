@@ -31,7 +31,11 @@ from typing import Any
 
 import httpx2
 
-from introspection_cli.httpbounds import AsyncBoundedTransport, BodyTooLarge, describe_size
+from introspection_cli.evaluation.providers.transport_errors import (
+    ReplyTooLarge,
+    sdk_errors,
+)
+from introspection_cli.httpbounds import AsyncBoundedTransport, BodyTooLarge
 
 #: The most decoded bytes of one model reply that are read.
 REPLY_LIMIT = 4 * 1024 * 1024
@@ -39,37 +43,6 @@ REPLY_LIMIT = 4 * 1024 * 1024
 _LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 
 ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
-
-
-class ReplyTooLarge(Exception):
-    """The reply was larger than the cap. Raised as a subclass of the SDK's base error
-    (see :func:`sdk_errors`), so the SDK does not retry it."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"larger than {describe_size(limit)}")
-        self.limit = limit
-
-
-class CertificateFailure(Exception):
-    """The server's certificate did not verify; raised as :class:`ReplyTooLarge` is."""
-
-    def __init__(self, host: str, reason: str) -> None:
-        super().__init__(f"certificate verify failed for {host} ({reason})")
-        self.host = host
-        self.reason = reason
-
-
-_SDK_ERRORS: dict[type[Exception], tuple[type[ReplyTooLarge], type[CertificateFailure]]] = {}
-
-
-def sdk_errors(base_error: type[Exception]
-               ) -> tuple[type[ReplyTooLarge], type[CertificateFailure]]:
-    """:class:`ReplyTooLarge` and :class:`CertificateFailure` as ``base_error``s too."""
-    if base_error not in _SDK_ERRORS:
-        _SDK_ERRORS[base_error] = (
-            type("ReplyTooLarge", (ReplyTooLarge, base_error), {}),
-            type("CertificateFailure", (CertificateFailure, base_error), {}))
-    return _SDK_ERRORS[base_error]
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -13,7 +13,6 @@ import json
 from types import ModuleType
 
 from introspection_cli.diagnostics import escape_text
-from introspection_cli.evaluation.providers.http_client import CertificateFailure, ReplyTooLarge
 from introspection_cli.evaluation.providers.interface import (
     ProviderAuthError,
     ProviderBadResponse,
@@ -23,6 +22,10 @@ from introspection_cli.evaluation.providers.interface import (
     ProviderServiceError,
     ProviderSettings,
     ProviderUnreachable,
+)
+from introspection_cli.evaluation.providers.transport_errors import (
+    CertificateFailure,
+    ReplyTooLarge,
 )
 
 #: Statuses the SDKs retry (then fail as a service error); other 4xx are refusals.
