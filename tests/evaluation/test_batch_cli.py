@@ -170,3 +170,23 @@ def test_the_text_report_says_how_many_requests_went_through_the_batch_api(
     assert "usage: 3 requests (3 through the batch API), 0 cache hits" in result.stdout
     cached = run_cli(args, env=env)  # nothing sent: no batch count to mention
     assert "usage: 0 requests, 3 cache hits" in cached.stdout
+
+
+def test_a_batch_run_is_priced_at_the_batch_discount(tmp_path: Path,
+                                                     batch_stub: StubBatchServer) -> None:
+    table = tmp_path / "prices.toml"
+    table.write_text('["stub-model"]\ninput = 2.0\ncached_input = 0.5\noutput = 10.0\n'
+                     "batch_discount = 0.5\n", encoding="utf-8")
+    root = recipe(tmp_path)
+    costs = {}
+    for name, extra in (("direct", []), ("batch", ["--batch", "--poll-interval", "0.02"])):
+        env = {**env_for(batch_stub, tmp_path / f"cache-{name}"),
+               "INTROSPECTION_PRICES": str(table)}
+        result = run_cli(["judges", "eval", str(root), "--format", "json", "--timeout", "5",
+                          *extra], env=env)
+        assert result.returncode == 0, result.stderr
+        usage = json.loads(result.stdout)["usage"]
+        assert usage["requests"] == 3 and usage["input_tokens"] > 0
+        costs[name] = usage["cost"]
+    assert costs["direct"] > 0
+    assert costs["batch"] == pytest.approx(costs["direct"] * 0.5)
