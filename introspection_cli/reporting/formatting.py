@@ -167,7 +167,7 @@ def model_comparison_table(judge: Mapping[str, Any]) -> tuple[list[str], list[li
               for key in ("agreement", "tpr", "tnr")),
             format_kappa(model["kappa"]),
             f"{model['input_tokens']}/{model['output_tokens']}",
-            NULL if model["cost"] is None else f"${model['cost']:.2f}",
+            NULL if model["cost"] is None else format_cost(model["cost"]),
             "first" if test is None else f"{test['p_value']:.3g}",
         ]
         rows.append(cells if priced else cells[:8] + cells[9:])
@@ -187,6 +187,12 @@ def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]
     return [gate for gate in report.get("gates", ()) if gate["judge"] == judge]
 
 
+def format_cost(dollars: float) -> str:
+    """``$0.0040``: to a hundredth of a cent, since one run of a judge often costs less than
+    a cent and models must still be told apart by it."""
+    return f"${dollars:,.4f}"
+
+
 def usage_sentence(usage: Mapping[str, Any]) -> str:
     """``4 requests, 30 cache hits, 5120 input tokens (4096 from the prompt cache), 900
     output tokens, $0.0123``: what a run used, and what the provider did to it."""
@@ -200,7 +206,7 @@ def usage_sentence(usage: Mapping[str, Any]) -> str:
              + (f" ({', '.join(prompt_cache)})" if prompt_cache else ""),
              f"{usage['output_tokens']} output tokens"]
     if usage.get("cost") is not None:
-        parts.append(f"${usage['cost']:.4f}")
+        parts.append(format_cost(usage["cost"]))
     if usage.get("rate_limited"):
         parts.append(f"rate limited {usage['rate_limited']} time(s), concurrency settled at "
                      f"{usage.get('concurrency')}")

@@ -195,3 +195,32 @@ def test_rejected_rows_are_reported_once_per_judge_in_judge_order(
     assert code == 1
     problems = [line for line in err.splitlines() if "calibration row(s) rejected" in line]
     assert [line.split(":")[1].strip() for line in problems] == ["judge alpha", "judge beta"]
+
+
+def test_a_price_table_costs_each_model_and_the_table_tells_them_apart(
+        scripted: StubModelServer, recipe: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["gpt-ref"]\ninput = 2.0\ncached_input = 0.5\noutput = 10.0\n'
+                      '["claude-cheap"]\ninput = 0.8\ncached_input = 0.08\noutput = 4.0\n',
+                      encoding="utf-8")
+    monkeypatch.setenv("INTROSPECTION_PRICES", str(prices))
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "json", *MODELS,
+                              "--max-error-rate", "0.2", "--no-cache"], capsys)
+    assert code == 0, err
+    first, cheap, other = json.loads(out)["judges"][0]["model_comparison"]["models"]
+    # The stub reports 100 input and 20 output tokens a call, none from the prompt cache.
+    assert (first["input_tokens"], first["output_tokens"]) == (1000, 200)
+    assert first["cost"] == pytest.approx((1000 * 2.0 + 200 * 10.0) / 1e6)  # $0.0040
+    assert cheap["cost"] == pytest.approx(
+        (cheap["input_tokens"] * 0.8 + cheap["output_tokens"] * 4.0) / 1e6)
+    assert other["cost"] is None  # no price for it
+    code, out, err = run_cli(["judges", "eval", str(recipe), *MODELS, "--max-error-rate", "0.2",
+                              "--no-cache"], capsys)
+    assert code == 0, err
+    table = {line.split()[0]: line.split() for line in out.splitlines()
+             if line.strip().startswith(("openai/", "anthropic/"))}
+    # A small run's costs differ in the fourth decimal: both must show (not "$0.00" twice).
+    assert table["openai/gpt-ref"][-2] == "$0.0040"
+    assert table["anthropic/claude-cheap"][-2] == f"${cheap['cost']:.4f}" != "$0.0040"
+    assert table["openai/other-cheap"][-2] == "—"
