@@ -211,6 +211,19 @@ def test_rogan_gladen_hand_cases(p: float, tpr: float, tnr: float, theta: float)
     assert 0.0 <= estimate.low <= estimate.high <= 1.0
 
 
+def test_the_interval_in_a_symmetric_case_worked_by_hand() -> None:
+    # p = 0.5 on N = 400, TPR = TNR = 0.9 on m0 = m1 = 40. Then p' = (200 + z²/2)/(400 + z²)
+    # = 0.5 exactly, q0 = q1 = q = (36 + 1)/42 = 37/42, so t = (q − 0.5)/(2q − 1) = 0.5,
+    # and dt = 2z²(−0.5·q(1−q)/42 + 0.5·q(1−q)/42) = 0: the interval is centred on 0.5.
+    # q(1−q) = 185/1764 = 0.104875, N' = 403.841459, 2q − 1 = 32/42 = 0.761905;
+    # se = 0.5·√(1/403.841459 + 2·0.104875/42)/0.761905 = 0.5·√0.0074702/0.761905 = 0.056720;
+    # z·se = 0.111170: 0.388830–0.611170.
+    estimate = corrected_pass_rate(0.5, 400, 0.9, 0.9, pass_rows=40, fail_rows=40)
+    assert estimate.value == pytest.approx(0.5)
+    assert estimate.low == pytest.approx(0.388830, abs=1e-6)
+    assert estimate.high == pytest.approx(0.611170, abs=1e-6)
+
+
 def test_with_a_perfectly_known_perfect_judge_the_interval_is_agresti_coull() -> None:
     # TPR = TNR = 1 measured on (practically) infinitely many rows: q0, q1 -> 1, the
     # bias term vanishes, and t ± z·se is the Agresti–Coull interval for p itself.
