@@ -96,6 +96,19 @@ def test_certificate_round_trip(tmp_path: Path, stub: StubModelServer) -> None:
     assert sorted(_codes(required)) == ["certificate-stale", "judge-not-certified"]
 
 
+def test_an_anthropic_judge_is_certified_through_the_anthropic_sdk(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows(16, 16))},
+                        provider="anthropic")
+    result = certify(root, tmp_path / "cache", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert {(request.api, request.path) for request in stub.requests} == {
+        ("anthropic", "/v1/messages")}
+    certificate = json.loads((root / "judges" / "helpful.certificate.json").read_text())
+    assert (certificate["provider"], certificate["model"]) == ("anthropic", "stub-model")
+    assert check(root, "--require-certified")["diagnostics"] == []
+
+
 def test_too_few_rows_is_insufficient_data_before_any_call(tmp_path: Path,
                                                            stub: StubModelServer) -> None:
     root = _recipe(tmp_path / "r", _rows(10, 20))
