@@ -168,6 +168,12 @@ class NoBetterThanChance(ValueError):
     """TPR + TNR <= 1: the judge's verdicts carry no information about the true rate."""
 
 
+def better_than_chance(tpr: float, tnr: float) -> bool:
+    """TPR + TNR > 1: the judge passes good conversations more often than bad ones, so its
+    pass rate says something about the true one (:func:`corrected_pass_rate` needs it)."""
+    return tpr + tnr > 1.0
+
+
 def _clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
@@ -192,7 +198,7 @@ def corrected_pass_rate(observed: float, observations: int, tpr: float, tnr: flo
                          f"each, got N={observations}, m1={pass_rows}, m0={fail_rows}")
     if not all(0.0 <= rate <= 1.0 for rate in (observed, tpr, tnr)):
         raise ValueError(f"rates must be in [0, 1], got p={observed}, tpr={tpr}, tnr={tnr}")
-    if tpr + tnr <= 1.0:
+    if not better_than_chance(tpr, tnr):
         raise NoBetterThanChance(f"TPR + TNR = {tpr + tnr:.3f} <= 1")
     z2 = z * z
     p_shrunk = (observations * observed + z2 / 2) / (observations + z2)

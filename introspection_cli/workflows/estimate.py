@@ -29,7 +29,7 @@ from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
-from introspection_cli.statistics import NoBetterThanChance, corrected_pass_rate
+from introspection_cli.statistics import better_than_chance, corrected_pass_rate
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
 _CHANCE = "the judge is no better than chance"
@@ -92,6 +92,11 @@ def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings,
     recipe, warnings = load_valid_recipe(path, [settings.judge])
     judge = named_judge(recipe, settings.judge)
     calibration = _calibration(judge, settings)
+    if not better_than_chance(calibration.tpr, calibration.tnr):
+        # Known from the calibration alone: refused before any row of --rows is paid for.
+        raise DataError(f"{_CHANCE} (judge {judge.name}: TPR {calibration.tpr:.3f} + TNR "
+                        f"{calibration.tnr:.3f} <= 1), so its verdicts say nothing about the "
+                        "true pass rate and no correction can recover it")
     problems: list[str] = []
     exit_code = ExitCode.OK
     if settings.rows is not None:
@@ -103,17 +108,17 @@ def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings,
         assert settings.passed is not None and settings.total is not None  # checked
         observed = {"source": "counts", "passed": settings.passed, "total": settings.total}
     if observed["total"] == 0:
-        raise DataError(f"no pass or fail verdict of judge {judge.name} among the rows of "
-                        f"{settings.rows}: nothing to correct")
+        nothing = (f"no pass or fail verdict of judge {judge.name} among the rows of "
+                   f"{settings.rows}: nothing to correct")
+        if exit_code == ExitCode.OK:
+            raise DataError(nothing)
+        # Why there is no verdict (rows failed at the provider, rows rejected) decides the
+        # exit code, and is said first.
+        return EvalCommandResult("", exit_code, (*problems, nothing))
     rate = observed["passed"] / observed["total"]
-    try:
-        corrected = corrected_pass_rate(rate, observed["total"], calibration.tpr,
-                                        calibration.tnr, pass_rows=calibration.pass_rows,
-                                        fail_rows=calibration.fail_rows)
-    except NoBetterThanChance as exc:
-        raise DataError(f"{_CHANCE} (judge {judge.name}: TPR {calibration.tpr:.3f} + TNR "
-                        f"{calibration.tnr:.3f} <= 1), so its verdicts say nothing about the "
-                        "true pass rate and no correction can recover it") from exc
+    corrected = corrected_pass_rate(rate, observed["total"], calibration.tpr, calibration.tnr,
+                                    pass_rows=calibration.pass_rows,
+                                    fail_rows=calibration.fail_rows)
     payload = {
         "judge": judge.name,
         "fingerprint": judge_fingerprint(judge),

@@ -144,6 +144,36 @@ def test_a_judge_no_better_than_chance_is_refused(tmp_path: Path, stub: StubMode
     assert result.stdout == ""
 
 
+def test_a_judge_no_better_than_chance_is_refused_before_any_row_is_sent(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 20, 12, 20, 10))})
+    report = tmp_path / "report.json"
+    run_cli(["judges", "eval", str(root), "--output", str(report)],
+            env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
+    rows_file = tmp_path / "production.jsonl"
+    rows_file.write_text("".join(json.dumps(fixture_row(f"prod_{i}", f"prod {i}", expected=None))
+                                 + "\n" for i in range(5)))
+    stub.requests.clear()
+    result = _cli("estimate", root, tmp_path / "cache", "--rows", str(rows_file),
+                  "--report", str(report), "--split", "dev")
+    assert result.returncode == 1
+    assert "the judge is no better than chance" in result.stderr
+    assert stub.requests == []  # the calibration alone decides it: no row is paid for
+
+
+def test_rows_that_all_failed_at_the_provider_exit_3_saying_so(
+        certified: Path, tmp_path: Path) -> None:
+    exported = [fixture_row(f"prod_{i}", f"prod {i} FAULT:500-always", expected=None)
+                for i in range(3)]
+    rows_file = tmp_path / "production.jsonl"
+    rows_file.write_text("".join(json.dumps(row) + "\n" for row in exported))
+    result = _cli("estimate", certified, tmp_path / "cache", "--rows", str(rows_file))
+    assert result.returncode == 3, result.stderr
+    assert "failed at the model provider" in result.stderr
+    assert "nothing to correct" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_a_report_of_another_judge_version_is_used_with_a_warning(
         tmp_path: Path, stub: StubModelServer) -> None:
     root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 10, 1, 10, 1))})
