@@ -155,3 +155,16 @@ def test_a_terminal_sees_the_line_a_pipe_does_not(stub: StubModelServer, tmp_pat
     # Into a pipe (a CI log), nothing is redrawn.
     code, _, logged = _run_on_pty(recipe, stub, terminal=False)
     assert code == 0 and b"\r" not in logged and b"rows" not in logged
+
+
+def test_a_slow_run_on_a_terminal_shows_the_rate_and_eta_as_it_goes(
+        stub: StubModelServer, tmp_path: Path) -> None:
+    stub.latency = 0.25  # one call at a time, a quarter second each: the line is redrawn
+    recipe = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, ROWS[:6])})
+    code, _, shown = _run_on_pty(recipe, stub, "--concurrency", "1")
+    assert code == 0, shown
+    draws = [draw.decode() for draw in shown.split(b"\r\x1b[K") if draw]
+    midway = [draw for draw in draws if re.fullmatch(
+        r"[1-5]/6 rows, [0-9.]+/s, ETA [0-9]+ s, [1-5] requests?, 0 cache hits, 0 errors", draw)]
+    assert midway, draws
+    assert draws[-1].startswith("6/6 rows, ") and "ETA" not in draws[-1]
