@@ -4,7 +4,9 @@ SQLite in WAL mode: two ``judges eval`` processes may read and write the same
 cache at once (a reader never waits for a writer; writers wait briefly for each
 other). Only valid verdicts are stored; errors are retried on the next run. The
 keys are :mod:`~introspection_cli.evaluation.cache_keys`'; the API key is never
-part of a key or a value.
+part of a key or a value. Beside each verdict the cache keeps the memo of the
+request it answered (:mod:`~introspection_cli.evaluation.memo`), so a re-run of
+unchanged rows finds its verdicts without rendering a prompt.
 
 The cache only saves money, so it never stops or stalls a run:
 
@@ -55,8 +57,14 @@ CREATE TABLE IF NOT EXISTS verdicts (
     verdict TEXT NOT NULL,
     reasoning TEXT NOT NULL,
     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
-)
+);
+CREATE TABLE IF NOT EXISTS prompts (
+    memo TEXT PRIMARY KEY,
+    key TEXT NOT NULL
+);
 """
+#: A row to write: a verdict under its key, and (when known) the memo that renders to it.
+Entry = tuple[str, str, str, str | None]
 
 
 class VerdictCache:
@@ -71,7 +79,7 @@ class VerdictCache:
         self.path = directory / CACHE_FILE
         self.write_failures = 0
         self.warnings: list[str] = []
-        self._pending: list[tuple[str, str, str]] = []
+        self._pending: list[Entry] = []
         self._db: sqlite3.Connection | None = None
         self.readable = self.writable = False
         self._write_failed = False  # writes stopped after a failure: count what is lost
@@ -89,7 +97,7 @@ class VerdictCache:
             self._db = self._connect(str(self.path), uri=False)
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute(_SCHEMA)
+            self._db.executescript(_SCHEMA)
             self._db.execute("SELECT 1 FROM verdicts LIMIT 1").fetchall()
             self.readable = self.writable = True
         except sqlite3.Error as exc:
@@ -199,11 +207,39 @@ class VerdictCache:
                     found[key] = parsed
         return found
 
+    def get_memos(self, memos: Sequence[str]) -> dict[str, tuple[str, ParsedVerdict]]:
+        """The key and cached verdict each of ``memos`` renders to (see :mod:`.memo`);
+        a memo whose verdict is gone, or a cache without memos, is a miss."""
+        found: dict[str, tuple[str, ParsedVerdict]] = {}
+        for start in range(0, len(memos), _LOOKUP_CHUNK):
+            if not self.readable or self._db is None:
+                break
+            chunk = memos[start:start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            try:
+                rows = self._db.execute(
+                    "SELECT p.memo, v.key, v.verdict, v.reasoning FROM prompts p "  # noqa: S608
+                    f"JOIN verdicts v ON v.key = p.key WHERE p.memo IN ({marks})",
+                    chunk).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc):  # a read-only cache from before memos
+                    break
+                self._failed("read", exc)
+                break
+            except sqlite3.Error as exc:
+                self._failed("read", exc)
+                break
+            for memo, key, verdict, reasoning in rows:
+                parsed = validate_verdict({"verdict": verdict, "reasoning": reasoning})
+                if not isinstance(parsed, InvalidReply):
+                    found[memo] = (key, parsed)
+        return found
+
     # -- writing -------------------------------------------------------------------
 
-    def put(self, key: str, verdict: ParsedVerdict) -> None:
+    def put(self, key: str, verdict: ParsedVerdict, memo: str | None = None) -> None:
         """Queue a valid verdict for writing; written in batches and on :meth:`close`."""
-        self._pending.append((key, verdict.verdict, verdict.reasoning))
+        self._pending.append((key, verdict.verdict, verdict.reasoning, memo))
         if len(self._pending) >= _BATCH:
             self.flush()
 
@@ -212,14 +248,15 @@ class VerdictCache:
         batch, self._pending = self._pending, []
         self.write(batch)
 
-    def write(self, batch: Sequence[tuple[str, str, str]]) -> None:
-        """Write ``(key, verdict, reasoning)`` rows in one transaction. A failed write is
-        counted and warned about once, never raised."""
+    def write(self, batch: Sequence[Entry]) -> None:
+        """Write ``(key, verdict, reasoning, memo)`` rows in one transaction (a row with
+        an empty verdict only records its memo). A failed write is counted and warned
+        about once, never raised."""
         if not batch:
             return
         if not self.writable or self._db is None:
             if self._write_failed:
-                self.write_failures += len(batch)
+                self.write_failures += sum(1 for entry in batch if entry[1])
             return  # otherwise read-only or not used: a warning says so already
         try:
             self._db.execute(f"PRAGMA busy_timeout = {int(_WRITE_TIMEOUT_S * 1000)}")
@@ -229,9 +266,13 @@ class VerdictCache:
                 self._db.execute("BEGIN IMMEDIATE")
                 self._db.executemany(
                     "INSERT OR REPLACE INTO verdicts (key, verdict, reasoning) VALUES (?, ?, ?)",
-                    batch)
+                    [(key, verdict, reasoning) for key, verdict, reasoning, _ in batch
+                     if verdict])
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO prompts (memo, key) VALUES (?, ?)",
+                    [(memo, key) for key, _, _, memo in batch if memo is not None])
         except sqlite3.Error as exc:
-            self.write_failures += len(batch)
+            self.write_failures += sum(1 for entry in batch if entry[1])
             self._failed("write", exc)
         finally:
             if self._db is not None:
@@ -290,7 +331,7 @@ class CacheWorker:
     def __init__(self, cache: VerdictCache) -> None:
         self.cache = cache
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verdict-cache")
-        self._pending: list[tuple[str, str, str]] = []
+        self._pending: list[Entry] = []
 
     def lookup_soon(self, keys: Sequence[str]) -> asyncio.Future[dict[str, ParsedVerdict]]:
         """The cached verdicts among ``keys``: the read starts now, on the worker."""
@@ -305,9 +346,26 @@ class CacheWorker:
         """The cached verdicts among ``keys``."""
         return await self.lookup_soon(keys)
 
-    def put(self, key: str, verdict: ParsedVerdict) -> None:
+    def memos_soon(self, memos: Sequence[str]
+                   ) -> asyncio.Future[dict[str, tuple[str, ParsedVerdict]]]:
+        """The key and cached verdict of each of ``memos`` found: the read starts now."""
+        loop = asyncio.get_running_loop()
+        if not self.cache.readable or not memos:
+            future: asyncio.Future[dict[str, tuple[str, ParsedVerdict]]] = loop.create_future()
+            future.set_result({})
+            return future
+        return loop.run_in_executor(self._executor, self.cache.get_memos, memos)
+
+    def put(self, key: str, verdict: ParsedVerdict, memo: str | None = None) -> None:
         """Queue a verdict; a full batch is handed to the worker, not waited for."""
-        self._pending.append((key, verdict.verdict, verdict.reasoning))
+        self._queue((key, verdict.verdict, verdict.reasoning, memo))
+
+    def remember(self, memo: str, key: str) -> None:
+        """Queue which key ``memo`` renders to (its verdict is cached already)."""
+        self._queue((key, "", "", memo))
+
+    def _queue(self, entry: Entry) -> None:
+        self._pending.append(entry)
         if len(self._pending) >= _BATCH:
             self._submit()
 

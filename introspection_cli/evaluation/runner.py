@@ -373,7 +373,7 @@ class _Execution:
             if isinstance(parsed, ParsedVerdict):
                 slot.result = SampleResult(parsed)
                 if self.worker is not None:
-                    self.worker.put(slot.key, parsed)
+                    self.worker.put(slot.key, parsed, slot.memo)
             else:
                 slot.result = SampleResult(None, parsed.reason)
                 self.sample_errors += 1

@@ -1,9 +1,11 @@
 """The units of work of a run: one sample of one row, rendered, keyed, looked up.
 
 A provider's rows become :class:`Slot` values a chunk at a time, only as the
-run gets to them: each chunk's prompts are rendered, their cache keys computed
+run gets to them: each chunk's memos (:mod:`~introspection_cli.evaluation.memo`)
+are looked up first, and a row whose verdicts they find is not rendered; the
+other prompts are rendered, their cache keys computed
 (:class:`~introspection_cli.evaluation.cache_keys.KeyMaker`, once per judge) and
-looked up in one query, so the first calls go out while later rows are still
+looked up in one query. So the first calls go out while later rows are still
 being read, and memory holds the requests of one chunk, not of the run. A slot
 whose prompt is over :data:`PROMPT_LIMIT` is an error before it costs anything.
 """
@@ -11,11 +13,13 @@ whose prompt is over :data:`PROMPT_LIMIT` is an error before it costs anything.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from introspection_cli.evaluation.cache import CacheWorker
 from introspection_cli.evaluation.cache_keys import KeyMaker
+from introspection_cli.evaluation.memo import MemoMaker
 from introspection_cli.evaluation.plan import JudgePlan, PlannedRow
 from introspection_cli.evaluation.providers import ModelRequest
 from introspection_cli.evaluation.verdict import ParsedVerdict
@@ -38,6 +42,8 @@ class Slot:
     key: str
     request: ModelRequest | None
     result: SampleResult | None = None
+    #: The sample's prompt memo (:mod:`.memo`), recorded with its verdict.
+    memo: str | None = None
 
 
 #: A row's samples, in sample order.
@@ -56,60 +62,114 @@ def prompt_size_error(request: ModelRequest) -> str | None:
             f"{PROMPT_LIMIT // 2**20} MiB limit; it was not sent")
 
 
-def _chunks(plans: Sequence[JudgePlan], *, provider: str, endpoint: str,
-            samples: int) -> Iterator[list[RowSlots]]:
-    """Every row of ``plans`` that calls the model, rendered and keyed, in chunks: a
+def _chunks(plans: Sequence[JudgePlan]) -> Iterator[tuple[JudgePlan, list[PlannedRow]]]:
+    """Every row of ``plans`` that calls the model, in chunks of one plan's rows: a
     small first one, so the first calls go out soon, then larger ones."""
     size = FIRST_CHUNK_ROWS
     for plan in plans:
-        keys = KeyMaker(provider=provider, endpoint=endpoint, template=plan.template)
         calling = [row for row in plan.rows if row.calls_model]
         start = 0
         while start < len(calling):
-            chunk: list[RowSlots] = []
-            for row in calling[start:start + size]:
-                request = plan.request_for(row)
-                error = prompt_size_error(request)
-                chunk.append([
-                    Slot(plan, row, sample, key, None if error else request,
-                         SampleResult(None, error) if error else None)
-                    for sample, key in enumerate(keys.keys(request, samples))])
-            yield chunk
+            yield plan, calling[start:start + size]
             start += size
             size = CHUNK_ROWS
+
+
+class _PlanMakers:
+    """One plan's memo maker, and its key maker once a row of it is rendered (the key
+    maker needs the system prompt, so a run that renders nothing imports no Jinja2)."""
+
+    def __init__(self, plan: JudgePlan, provider: str, endpoint: str) -> None:
+        self.plan = plan
+        self.memos = MemoMaker(plan, provider=provider, endpoint=endpoint)
+        self._provider = provider
+        self._endpoint = endpoint
+
+    @functools.cached_property
+    def keys(self) -> KeyMaker:
+        return KeyMaker(provider=self._provider, endpoint=self._endpoint,
+                        template=self.plan.template)
+
+
+#: A chunk of one plan's rows, their memos and the memo lookup under way.
+_Waiting = tuple[_PlanMakers, list[PlannedRow], list[Sequence[str | None]],
+                 "asyncio.Future[dict[str, tuple[str, ParsedVerdict]]]"]
 
 
 async def row_slots(plans: Sequence[JudgePlan], *, provider: str, endpoint: str, samples: int,
                     cache: CacheWorker | None) -> AsyncGenerator[RowSlots, None]:
     """Every row of ``plans`` that calls the model, as its samples, a chunk at a time.
 
-    A sample found in the cache has its result already (``cached``); one whose prompt
-    is too large has its error; the others have a request to send. Each chunk's
-    lookup runs on the cache's thread while the next chunk is rendered.
+    A row whose every sample's memo (:mod:`.memo`) finds a cached verdict is not
+    rendered at all. The others are rendered and keyed: a sample found in the cache
+    has its result already (``cached``), one whose prompt is too large has its
+    error, the others have a request to send. Each chunk's memos are looked up on
+    the cache's thread while the chunk before it is rendered.
     """
-    waiting: tuple[list[RowSlots], asyncio.Future[dict[str, ParsedVerdict]]] | None = None
-    for chunk in _chunks(plans, provider=provider, endpoint=endpoint, samples=samples):
-        wanted = [slot.key for row in chunk for slot in row if slot.result is None]
-        lookup = cache.lookup_soon(wanted) if cache is not None else _nothing_found()
+    makers: dict[int, _PlanMakers] = {}
+    waiting: _Waiting | None = None
+    for plan, rows in _chunks(plans):
+        maker = makers.get(id(plan))
+        if maker is None:
+            maker = makers[id(plan)] = _PlanMakers(plan, provider, endpoint)
+        memos = [maker.memos.memos(row.snapshot_hash, samples) for row in rows]
+        wanted = [memo for row_memos in memos for memo in row_memos if memo is not None]
+        lookup = cache.memos_soon(wanted) if cache is not None else _nothing_found()
         if waiting is not None:
-            for row in _answered(waiting[0], await waiting[1]):
+            for row in await _settled(waiting, cache, samples):
                 yield row
-        waiting = (chunk, lookup)
+        waiting = (maker, rows, memos, lookup)
     if waiting is not None:
-        for row in _answered(waiting[0], await waiting[1]):
+        for row in await _settled(waiting, cache, samples):
             yield row
 
 
-def _answered(chunk: list[RowSlots], found: Mapping[str, ParsedVerdict]) -> list[RowSlots]:
+async def _settled(waiting: _Waiting, cache: CacheWorker | None,
+                   samples: int) -> list[RowSlots]:
+    """A chunk's rows as samples: found by memo, else rendered, keyed and looked up."""
+    maker, rows, memos, lookup = waiting
+    remembered = await lookup
+    chunk = [_remembered(maker.plan, row, row_memos, remembered)
+             or _rendered(maker, row, row_memos, samples)
+             for row, row_memos in zip(rows, memos, strict=True)]
+    wanted = [slot.key for row in chunk for slot in row if slot.result is None]
+    found = await cache.lookup(wanted) if cache is not None and wanted else {}
     for row in chunk:
         for slot in row:
             hit = found.get(slot.key)
             if hit is not None:
                 slot.result, slot.request = SampleResult(hit, cached=True), None
+                if slot.memo is not None and cache is not None:
+                    cache.remember(slot.memo, slot.key)  # next time, found by memo
     return chunk
 
 
-def _nothing_found() -> asyncio.Future[dict[str, ParsedVerdict]]:
-    future: asyncio.Future[dict[str, ParsedVerdict]] = asyncio.get_running_loop().create_future()
+def _remembered(plan: JudgePlan, row: PlannedRow, memos: Sequence[str | None],
+                remembered: Mapping[str, tuple[str, ParsedVerdict]]) -> RowSlots | None:
+    """The row's samples from the cache by memo, when every one of them is there."""
+    slots: RowSlots = []
+    for sample, memo in enumerate(memos):
+        hit = remembered.get(memo) if memo is not None else None
+        if hit is None:
+            return None
+        key, verdict = hit
+        slots.append(Slot(plan, row, sample, key, None, SampleResult(verdict, cached=True),
+                          memo))
+    return slots
+
+
+def _rendered(maker: _PlanMakers, row: PlannedRow, memos: Sequence[str | None],
+              samples: int) -> RowSlots:
+    """The row's samples, its prompt rendered and keyed."""
+    request = maker.plan.request_for(row)
+    error = prompt_size_error(request)
+    return [Slot(maker.plan, row, sample, key, None if error else request,
+                 SampleResult(None, error) if error else None, memos[sample])
+            for sample, key in enumerate(maker.keys.keys(request, samples))]
+
+
+def _nothing_found() -> asyncio.Future[dict[str, tuple[str, ParsedVerdict]]]:
+    future: asyncio.Future[dict[str, tuple[str, ParsedVerdict]]] = (
+        asyncio.get_running_loop().create_future())
     future.set_result({})
     return future
