@@ -43,19 +43,42 @@ def rows_digest(rows: Iterable[tuple[str, str]]) -> str:
     return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
-def split_rows(calibration: Path, split: str) -> list[tuple[str, str]]:
-    """``(snapshot_hash, expected)`` of every trusted, labelled row of ``split`` in a file.
+@dataclass(frozen=True, slots=True)
+class SplitRows:
+    """One pass over a calibration file: what a certificate of one split rests on."""
+
+    #: ``(snapshot_hash, expected)`` of every trusted, labelled row of the split.
+    rows: list[tuple[str, str]]
+    #: ``(line, code, message)`` of every row of the file the fixture rules reject
+    #: (blank lines and unlabelled rows are not rejections here).
+    rejected: list[tuple[int, str, str]]
+
+
+def read_split(calibration: Path, split: str) -> SplitRows:
+    """The split's trusted labelled rows, and every rejected row of the whole file.
 
     Trusted means the row passes every fixture rule (a rejected row is never
-    used, by certify or by eval). Raises :class:`~introspection_cli.errors.DataError`
-    when the file cannot be read.
+    used, by certify or by eval). A rejected row's split cannot be trusted
+    either, so it is reported whatever split it claims. Raises
+    :class:`~introspection_cli.errors.DataError` when the file cannot be read.
     """
-    from introspection_cli.fixture import verify_calibration_file
+    from introspection_cli.fixture import WARNING_CODES, verify_calibration_file
 
-    return [(result.row.snapshot_hash, result.row.expected)
-            for result in verify_calibration_file(calibration)
-            if result.row is not None and result.row.expected is not None
-            and result.row.split == split]
+    rows: list[tuple[str, str]] = []
+    rejected: list[tuple[int, str, str]] = []
+    for result in verify_calibration_file(calibration):
+        rejected += [(r.line, r.code, r.message) for r in result.rejections
+                     if r.code not in WARNING_CODES]
+        if result.row is not None and result.row.expected is not None \
+                and result.row.split == split:
+            rows.append((result.row.snapshot_hash, result.row.expected))
+    return SplitRows(rows, rejected)
+
+
+def split_rows(calibration: Path, split: str) -> list[tuple[str, str]]:
+    """``(snapshot_hash, expected)`` of every trusted, labelled row of ``split`` in a file
+    (see :func:`read_split`)."""
+    return read_split(calibration, split).rows
 
 
 @dataclass(frozen=True, slots=True)

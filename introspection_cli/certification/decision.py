@@ -82,6 +82,19 @@ def insufficient(labelled: Mapping[str, int], bar: float) -> Certification | Non
                          None, dict(labelled), needed, (_needed_sentence(labelled, needed, bar),))
 
 
+def rejected_rows(labelled: Mapping[str, int], bar: float,
+                  lines: Sequence[int]) -> Certification:
+    """``not_certified`` from the file alone: rows of it are rejected. A rejected row's
+    split cannot be trusted, so it may be one of this split's, with a label nobody can
+    check: no decision rests on the file until it is fixed."""
+    shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+    reason = (f"{len(lines)} calibration row(s) rejected (lines {shown}): a rejected row may "
+              "belong to this split, so no decision rests on the file until they are fixed "
+              "(`introspection check` lists them)")
+    return Certification("not_certified", bar, 0.0, sum(labelled.values()), 0, None, None,
+                         None, dict(labelled), rows_needed(labelled, bar), (reason,))
+
+
 def _needed_sentence(labelled: Mapping[str, int], needed: Mapping[str, int], bar: float) -> str:
     floor = rows_to_reach(bar)
     short = " and ".join(f"{count} more {label}" for label, count in needed.items() if count)

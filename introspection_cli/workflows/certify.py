@@ -4,8 +4,8 @@ Runs one judge over one split (``test`` by default: the rows ``judges eval``
 holds out), decides (:mod:`introspection_cli.certification.decision`), records
 the run in the evaluation ledger, and when certified writes
 ``judges/<name>.certificate.json`` atomically. A split that cannot be
-certified whatever the judge says (too few ``pass`` or ``fail`` rows) is
-decided from its labels, before any model call.
+certified whatever the judge says (too few ``pass`` or ``fail`` rows, or
+rejected rows in the file) is decided from the file, before any model call.
 
 Exit codes: 0 certified; 1 not certified or insufficient data; 2 usage or
 configuration (as in eval, and a certificate that cannot be written); 3 rows
@@ -16,18 +16,25 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from introspection_cli.certification.certificate import (
     CERTIFICATE_VERSION,
+    SplitRows,
     certificate_path,
+    read_split,
     rows_digest,
-    split_rows,
     write_certificate,
 )
-from introspection_cli.certification.decision import Certification, decide, insufficient
+from introspection_cli.certification.decision import (
+    Certification,
+    decide,
+    insufficient,
+    rejected_rows,
+)
 from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.fingerprint import JudgeIdentity, judge_identity
@@ -88,15 +95,17 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
     context = _Context(judge, judge_identity(judge, provider=provider, model=model), provider,
                        model, certificate_path(judge.path.parent, judge.name))
     check_output_target(context.target, flag="the certificate")
-    rows = split_rows(judge.calibration_path, settings.split) \
-        if judge.calibration_path.is_file() else []
-    labelled = {label: sum(expected == label for _, expected in rows)
-                for label in ("pass", "fail", "not_applicable")}
-    early = insufficient(labelled, settings.bar)
+    split = read_split(judge.calibration_path, settings.split) \
+        if judge.calibration_path.is_file() else SplitRows([], [])
+    early = _decided_from_the_file(split, settings.bar)
     if early is not None:
-        payload = _payload(context, settings, early, options.samples, seen=None)
+        payload = _payload(context, settings, early, options.samples, seen=None,
+                           rejected=split.rejected)
+        problems = [f"judge {judge.name}: {len({line for line, _, _ in split.rejected})} "
+                    f"calibration row(s) rejected; `introspection check {path}` lists them"
+                    ] if split.rejected else []
         return EvalCommandResult(_render(payload, settings.fmt), ExitCode.PROBLEMS,
-                                 tuple(f"warning: {w}" for w in warnings), payload)
+                                 (*problems, *(f"warning: {w}" for w in warnings)), payload)
     result = run_eval(recipe, replace(options, judges=(judge.name,), splits=(settings.split,)),
                       progress=progress)
     (run,) = result.run.judges
@@ -113,11 +122,21 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
         problems += [*failures, "no certificate was written: a decision needs every row"]
     elif decision.certified:
         certificate = _certificate(context, settings, decision, options.samples, seen,
-                                   rows_digest(rows))
+                                   rows_digest(split.rows))
         write_certificate(context.target, certificate)
         payload["certificate"] = str(context.target)
     return EvalCommandResult(_render(payload, settings.fmt), exit_code,
                              (*problems, *(f"warning: {note}" for note in notes)), payload)
+
+
+def _decided_from_the_file(split: SplitRows, bar: float) -> Certification | None:
+    """The decision when the file alone makes it, before any model call: rows of it are
+    rejected, or the split holds too few rows to ever reach the bar."""
+    labelled = {label: sum(expected == label for _, expected in split.rows)
+                for label in ("pass", "fail", "not_applicable")}
+    if split.rejected:
+        return rejected_rows(labelled, bar, sorted({line for line, _, _ in split.rejected}))
+    return insufficient(labelled, bar)
 
 
 def _record(run: EvalRun, options: EvalOptions, split: str) -> tuple[int, list[str]]:
@@ -144,7 +163,8 @@ def _override_note(context: _Context) -> list[str]:
 
 
 def _payload(context: _Context, settings: CertifySettings, decision: Certification,
-             samples: int, *, seen: int | None) -> dict[str, Any]:
+             samples: int, *, seen: int | None,
+             rejected: Sequence[tuple[int, str, str]] = ()) -> dict[str, Any]:
     """The JSON output (``--format json``): the decision and what it rests on."""
     return {
         "judge": context.judge.name,
@@ -165,6 +185,8 @@ def _payload(context: _Context, settings: CertifySettings, decision: Certificati
         "tnr": None if decision.tnr is None else decision.tnr.as_json(),
         "na_recall": None if decision.na_recall is None else decision.na_recall.as_json(),
         "test_fingerprints_seen": seen,
+        "rejected": [{"line": line, "code": code, "message": message}
+                     for line, code, message in rejected],
         "certificate": None,
     }
 
@@ -217,7 +239,7 @@ def _text(payload: dict[str, Any]) -> str:
              f"  rows       {payload['rows']} ({labelled.get('pass', 0)} pass, "
              f"{labelled.get('fail', 0)} fail, {labelled.get('not_applicable', 0)} "
              f"not_applicable)"]
-    if payload["decision"] != "insufficient_data":
+    if payload["test_fingerprints_seen"] is not None:  # the judge ran: what it measured
         lines += [f"  errors     {payload['errors']} (at most {payload['max_error_rate']:g} "
                   "of the rows)",
                   _rate_line("tpr", payload["tpr"], payload["bar"]),

@@ -123,6 +123,35 @@ def test_too_few_rows_is_insufficient_data_before_any_call(tmp_path: Path,
     assert "insufficient data:" in text.stdout and "label 6 more pass rows" in text.stdout
 
 
+def test_a_rejected_row_is_never_silent_and_certifies_nothing(tmp_path: Path,
+                                                             stub: StubModelServer) -> None:
+    # A row edited after export (its hash no longer matches) may be a test row whose
+    # verdict nobody knows: no decision rests on the file until it is fixed. An
+    # unlabelled row (a fresh export) is not a problem.
+    tampered = json.dumps(fixture_row("edited", "hi VERDICT:pass", expected="pass",
+                                      split="test")).replace("hi VERDICT", "hi there VERDICT")
+    unlabelled = fixture_row("fresh", "hi VERDICT:pass", expected=None)
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [*_rows(16, 16), unlabelled,
+                                                                    tampered])})
+    result = certify(root, tmp_path / "cache", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["decision"] == "not_certified"
+    assert [(r["line"], r["code"]) for r in payload["rejected"]] == [
+        (34, "fixture-hash-mismatch")]
+    assert "1 calibration row(s) rejected (lines 34)" in payload["reasons"][0]
+    assert "judge helpful: 1 calibration row(s) rejected" in result.stderr
+    assert stub.requests == []  # decided from the file, before any call
+    assert not (root / "judges" / "helpful.certificate.json").exists()
+    text = certify(root, tmp_path / "cache")
+    assert "not certified:" in text.stdout and "seen by" not in text.stdout
+    lines = (root / "judges" / "helpful.calibration.jsonl").read_text().splitlines()
+    (root / "judges" / "helpful.calibration.jsonl").write_text("\n".join(lines[:-1]) + "\n")
+    fixed = certify(root, tmp_path / "cache", "--format", "json")
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["rejected"] == []
+
+
 def test_a_missed_bound_is_not_certified_and_writes_nothing(tmp_path: Path,
                                                            stub: StubModelServer) -> None:
     root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=3))
