@@ -3,12 +3,15 @@
 A gated judge applies when **any** matcher matches **any** event; a matcher
 matches an event when the type is equal and **every** field matches. Regex
 matching has a time limit, and a timeout is reported (:class:`GateTimeout`),
-never treated as a silent miss.
+never treated as a silent miss. (A search that cannot take long, an alternation of
+literals on a value of modest length, runs without one: the limit itself costs
+about a microsecond a search, and ``judges status`` runs the gate on every row.)
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -19,7 +22,7 @@ import regex
 
 from introspection_cli.fixture.canonical import CanonicalizationError
 from introspection_cli.fixture.canonical import canonical_json as canonical_bytes
-from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher
+from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher, ValueMatcher
 from introspection_cli.recipe.regex_cost import expanded_size
 from introspection_cli.recipe.regex_literal import MAX_COST
 
@@ -71,6 +74,12 @@ def evaluate_gate(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, 
     return _compiled_gate(gate).evaluate(events, timeout)
 
 
+def compile_gate(gate: Sequence[Matcher]) -> CompiledGate:
+    """``gate`` compiled once, for a caller that asks it about many rows in a loop
+    (``.applies(events, timeout)`` is :func:`gate_applies` without the lookup)."""
+    return _compiled_gate(gate)
+
+
 def gate_applies(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, Any]], *,
                  timeout: float = DEFAULT_REGEX_TIMEOUT) -> bool:
     """Whether any matcher matches any event, stopping at the first match (``judges status``
@@ -86,21 +95,37 @@ def gate_applies(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, A
     return _compiled_gate(gate).applies(events, timeout)
 
 
-#: Per matcher: its index, its line, and each field as (name, exact text, compiled or None).
-_CompiledMatcher = tuple[int, int | None, tuple[tuple[str, str, Any], ...]]
+#: One field of a matcher: its name, its exact text, and for a ``/regex/`` the compiled
+#: pattern, the answers it gave for short values (None for an exact field) and the longest
+#: value it searches without a time limit (:func:`_untimed_length`).
+_CompiledField = tuple[str, str, Any, "dict[str, bool] | None", int]
+#: Per matcher: its index, its line, and its fields, the exact comparisons first.
+_CompiledMatcher = tuple[int, int | None, tuple[_CompiledField, ...]]
+
+#: Values of up to this many characters have their search answer remembered (tool names,
+#: statuses, canned replies recur on every row); at most this many per field, then the
+#: memory starts afresh, so it stays a few hundred KB.
+_REMEMBERED_LENGTH = 256
+_REMEMBERED_VALUES = 2048
 
 
-class _CompiledGate:
+class CompiledGate:
     """A gate's matchers grouped by event type, patterns compiled: the per-event work is a
-    dict lookup and the field comparisons, in the order the plain definition gives."""
+    dict lookup and the field comparisons.
+
+    A matcher needs every field, so comparing the exact fields before searching the
+    regex ones changes no answer; it only saves the searches of a matcher already
+    missed (``name: /lookup_.*/`` with ``status: error`` on an event whose status is
+    ``ok``). A search that runs out of time is never remembered: it raises every time.
+    """
 
     def __init__(self, gate: Sequence[Matcher]) -> None:
         self.by_type: dict[str, list[_CompiledMatcher]] = {}
         for index, matcher in enumerate(gate):
-            fields = tuple((name, value.raw, None if value.pattern is None
-                            else _compile(value.pattern, value.flags))
-                           for name, value in matcher.fields.items())
-            self.by_type.setdefault(matcher.event, []).append((index, matcher.line, fields))
+            fields = sorted((_compile_field(name, value) for name, value in matcher.fields.items()),
+                            key=lambda field: field[2] is not None)  # exact ones first
+            self.by_type.setdefault(matcher.event, []).append((index, matcher.line,
+                                                               tuple(fields)))
 
     def evaluate(self, events: Sequence[Mapping[str, Any]], timeout: float) -> GateResult:
         matches: list[GateMatch] = []
@@ -117,21 +142,28 @@ class _CompiledGate:
                     matches.append(GateMatch(event_index, kind, matcher_index, line))
         return GateResult(applies=bool(matches), matches=tuple(matches))
 
-
     def applies(self, events: Sequence[Mapping[str, Any]], timeout: float) -> bool:
+        by_type = self.by_type
         for event_index, event in enumerate(events):
             kind = event.get("type")
-            candidates = self.by_type.get(kind) if isinstance(kind, str) else None
+            candidates = by_type.get(kind) if isinstance(kind, str) else None
             for _, _, fields in candidates or ():
                 if _fields_match(fields, event, event_index, timeout):
                     return True
         return False
 
 
-def _fields_match(fields: tuple[tuple[str, str, Any], ...], event: Mapping[str, Any],
+def _compile_field(name: str, value: ValueMatcher) -> _CompiledField:
+    if value.pattern is None:
+        return name, value.raw, None, None, 0
+    return (name, value.raw, _compile(value.pattern, value.flags), {},
+            _untimed_length(value.pattern))
+
+
+def _fields_match(fields: tuple[_CompiledField, ...], event: Mapping[str, Any],
                   event_index: int, timeout: float) -> bool:
-    """Every field matches, tried in order (the first miss ends it, as in the definition)."""
-    for name, raw, compiled in fields:
+    """Every field matches (the first miss ends it)."""
+    for name, raw, compiled, remembered, untimed_length in fields:
         value = event.get(name, _MISSING)
         if value is _MISSING:
             return False
@@ -140,29 +172,61 @@ def _fields_match(fields: tuple[tuple[str, str, Any], ...], event: Mapping[str, 
             if text != raw:
                 return False
             continue
-        try:
-            if compiled.search(text, timeout=timeout) is None:
-                return False
-        except TimeoutError as exc:
-            raise GateTimeout(compiled.pattern, event_index, name) from exc
+        assert remembered is not None
+        found = remembered.get(text)
+        if found is None:
+            if len(text) <= untimed_length:  # cannot take long (and the limit costs a µs)
+                found = compiled.search(text) is not None
+            else:
+                try:
+                    found = compiled.search(text, timeout=timeout) is not None
+                except TimeoutError as exc:
+                    raise GateTimeout(compiled.pattern, event_index, name) from exc
+            if len(text) <= _REMEMBERED_LENGTH:
+                if len(remembered) >= _REMEMBERED_VALUES:
+                    remembered.clear()
+                remembered[text] = found
+        if not found:
+            return False
     return True
+
+
+#: Characters outside a set that stand for themselves (none is special in ``regex``), or
+#: an escaped non-alphanumeric character (itself).
+_LITERAL = r"(?:[^\\.^$*+?{}\[\]()|]|\\[^0-9A-Za-z])*"
+_ALTERNATION = rf"{_LITERAL}(?:\|{_LITERAL})*"
+#: ``refund|invoice``, ``^(lookup_invoice|create_refund)$``: literals, one optional group.
+_LITERAL_ALTERNATION = re.compile(rf"\^?(?:{_ALTERNATION}|\((?:\?:)?{_ALTERNATION}\))\$?",
+                                  re.DOTALL)
+#: Pattern length times value length below which a literal alternation runs untimed: the
+#: search then tries each literal at each position at most once, well under a millisecond.
+_UNTIMED_WORK = 200_000
+
+
+def _untimed_length(pattern: str) -> int:
+    """The longest value ``pattern`` may search without a time limit: 0 unless it is an
+    alternation of literals (no repetition, class or backreference: it cannot backtrack
+    more than once per literal and position), then as long as that stays cheap."""
+    if _LITERAL_ALTERNATION.fullmatch(pattern) is None:
+        return 0
+    return _UNTIMED_WORK // max(1, len(pattern))
 
 
 #: The last few gates compiled (judges are evaluated one after another); their patterns also
 #: stay in the bounded pattern cache below, so this holds only a handful of gates' worth.
 _GATES_KEPT = 4
-_gates: OrderedDict[int, tuple[Sequence[Matcher], _CompiledGate]] = OrderedDict()
+_gates: OrderedDict[int, tuple[Sequence[Matcher], CompiledGate]] = OrderedDict()
 
 
-def _compiled_gate(gate: Sequence[Matcher]) -> _CompiledGate:
+def _compiled_gate(gate: Sequence[Matcher]) -> CompiledGate:
     if not isinstance(gate, tuple):  # a list could change under its id: compile it afresh
-        return _CompiledGate(gate)
+        return CompiledGate(gate)
     with _cache_lock:
         hit = _gates.get(id(gate))
         if hit is not None and hit[0] is gate:
             _gates.move_to_end(id(gate))
             return hit[1]
-    compiled = _CompiledGate(gate)
+    compiled = CompiledGate(gate)
     with _cache_lock:
         _gates[id(gate)] = (gate, compiled)  # the gate is kept alive, so its id is not reused
         while len(_gates) > _GATES_KEPT:

@@ -89,13 +89,17 @@ class Ledger:
         """The distinct fingerprints under which any of ``conversation_ids`` was evaluated."""
         if not conversation_ids:
             return set()
-        wanted = set(conversation_ids)
-        seen: set[str] = set()
-        for fingerprint, conversation_id in self._select(
-                "SELECT fingerprint, conversation_id FROM evaluations WHERE judge = ?", (judge,)):
-            if conversation_id in wanted:
-                seen.add(fingerprint)
-        return seen
+        wanted = conversation_ids if isinstance(conversation_ids, (set, frozenset)) \
+            else set(conversation_ids)
+        # Fingerprint by fingerprint, each read only up to its first wanted row: ``judges
+        # status`` asks this on every run, and a fingerprint that saw the test split
+        # usually saw one of its rows among the first few.
+        fingerprints = list(self._column(
+            "SELECT DISTINCT fingerprint FROM evaluations WHERE judge = ?", (judge,)))
+        return {fingerprint for fingerprint in fingerprints if any(
+            conversation_id in wanted for conversation_id in self._column(
+                "SELECT conversation_id FROM evaluations WHERE judge = ? AND fingerprint = ?",
+                (judge, fingerprint)))}
 
     def outcomes(self, judge: str, fingerprint: str) -> dict[str, str]:
         """Conversation id -> the outcome last recorded for ``judge`` at ``fingerprint``."""
@@ -116,6 +120,15 @@ class Ledger:
                 return []
             return [(str(a), str(b)) for a, b in db.execute(query, parameters)]
         return []
+
+    def _column(self, query: str, parameters: tuple[str, ...]) -> Iterator[str]:
+        """The first column of ``query``'s rows, read lazily (a caller may stop early)."""
+        with self._failures("could not read"):
+            db = self._connection(create=False)
+            if db is None:
+                return
+            for (value,) in db.execute(query, parameters):
+                yield str(value)
 
     def _connection(self, *, create: bool) -> sqlite3.Connection | None:
         """The open database (writable when ``create``); None when there is none to read."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from introspection_cli.certification.certificate import certificate_path, read_certificate
 from introspection_cli.certification.state import CertificateState, assess_certificate
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
-from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, gate_applies
+from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, compile_gate
 from introspection_cli.evaluation.ledger import Ledger
 from introspection_cli.recipe.model import Judge
 from introspection_cli.statistics import Interval, rows_to_reach, wilson_interval
@@ -66,40 +66,46 @@ def count_rows(judge: Judge, certified_split: str | None,
     from introspection_cli.fixture.codes import BLANK_LINE, UNLABELLED
 
     counts = RowCounts(gate_misses=0 if judge.gate is not None else None)
+    gate = compile_gate(judge.gate) if judge.gate is not None else None
+    # Tallied in locals and plain dicts, folded into ``counts`` at the end: this loop runs
+    # once per row and is most of what status does beyond check's own verification.
+    rows = gate_misses = 0
+    by_split_label: Counter[tuple[str | None, str | None]] = Counter()
+    test_ids, dev_labels = counts.test_ids, counts.dev_labels
+    certified = counts.certified_split_rows
     for result in verify_calibration_file(judge.calibration_path):
-        codes = {r.code for r in result.rejections} - {UNLABELLED}
-        if codes == {BLANK_LINE} and result.row is None:
-            continue  # not a row
-        counts.rows += 1
-        if result.row is None:
+        row = result.row
+        if row is None:
+            codes = {r.code for r in result.rejections} - {UNLABELLED}
+            if codes == {BLANK_LINE}:
+                continue  # not a row
+            rows += 1
             counts.rejected_rows += 1
             counts.rejected.update(codes - {BLANK_LINE})
             continue
-        row = result.row
-        split = row.split or "unsplit"
-        counts.table[split][row.expected or "unlabelled"] += 1
-        if judge.gate is not None:
-            _count_gate(counts, judge, row.judge_input.get("events"), regex_timeout)
+        rows += 1
+        split, expected = row.split, row.expected
+        by_split_label[split, expected] += 1
+        if gate is not None:
+            events = row.judge_input.get("events")
+            try:
+                gate_misses += not gate.applies(events if isinstance(events, list) else [],
+                                                regex_timeout)
+            except GateTimeout:
+                counts.gate_errors += 1
         if split == "test":
-            counts.test_ids.add(row.conversation_id)
-        if row.expected is not None:
+            test_ids.add(row.conversation_id)
+        if expected is not None:
             if split == "dev":
-                counts.dev_labels[row.conversation_id] = row.expected
-            if row.split == certified_split:
-                counts.certified_split_rows.append((row.snapshot_hash, row.expected))
+                dev_labels[row.conversation_id] = expected
+            if split == certified_split:
+                certified.append((row.snapshot_hash, expected))
+    counts.rows = rows
+    for (split, expected), tally in by_split_label.items():
+        counts.table[split or "unsplit"][expected or "unlabelled"] += tally
+    if gate is not None:
+        counts.gate_misses = gate_misses
     return counts
-
-
-def _count_gate(counts: RowCounts, judge: Judge, events: object, timeout: float) -> None:
-    try:
-        applies = gate_applies(judge.gate, events if isinstance(events, list) else [],
-                               timeout=timeout)
-    except GateTimeout:
-        counts.gate_errors += 1
-        return
-    if not applies:
-        assert counts.gate_misses is not None
-        counts.gate_misses += 1
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from introspection_cli.evaluation.gate import GateTimeout, as_match_text, evaluate_gate
+from introspection_cli.evaluation.gate import (
+    GateTimeout,
+    _untimed_length,
+    as_match_text,
+    evaluate_gate,
+    gate_applies,
+)
 from introspection_cli.recipe.model import Matcher, ValueMatcher
 
 
@@ -119,3 +125,43 @@ def test_canonical_text_is_exactly_rfc8785(value: object) -> None:
 
 def test_integers_beyond_json_precision_still_have_a_text() -> None:
     assert as_match_text({"id": 2**64}) == '{"id":18446744073709551616}'
+
+
+def test_an_exact_field_that_differs_decides_before_any_search() -> None:
+    """A matcher needs every field: `status: error` on an `ok` event is a miss whatever the
+    regex would do, so the regex is not run (here it would time out)."""
+    gate = (Matcher("tool", {"name": regex("(a|aa)+$"), "status": exact("error")}),)
+    events = [{"type": "tool", "name": "a" * 60 + "b", "status": "ok"}]
+    assert not evaluate_gate(gate, events, timeout=0.05).applies
+    assert not gate_applies(gate, events, timeout=0.05)
+
+
+def test_a_timeout_is_never_remembered() -> None:
+    """Answers for short values are remembered between rows; a timeout is no answer."""
+    gate = (Matcher("message", {"text": regex("(a|aa)+$")}),)  # a tuple: compiled once, kept
+    hostile = [{"type": "message", "text": "a" * 60 + "b"}]
+    for _ in range(2):
+        with pytest.raises(GateTimeout):
+            gate_applies(gate, hostile, timeout=0.05)
+    assert gate_applies(gate, [{"type": "message", "text": "aa"}], timeout=0.05)
+    assert not gate_applies(gate, [{"type": "message", "text": "ab"}], timeout=0.05)
+
+
+@pytest.mark.parametrize("pattern", ["refund|invoice|charged twice",
+                                     "^(lookup_invoice|create_refund)$", "(?:x|y)", r"a\.b"])
+def test_a_literal_alternation_runs_without_the_time_limit(pattern: str) -> None:
+    assert _untimed_length(pattern) > 0
+
+
+@pytest.mark.parametrize("pattern", ["(a|aa)+$", "(?:a|aa)+z", "(a|aa){2,}$", r"(\w|\w\w)+$",
+                                     "(a|aa)+(?=z)", "a.b", r"\bfoo", "[ab]", r"(a)\1",
+                                     "(?i)x", "(a)(b)", "(?x)a # (a|aa)+", "a*"])
+def test_anything_that_can_backtrack_keeps_the_time_limit(pattern: str) -> None:
+    assert _untimed_length(pattern) == 0
+
+
+def test_a_literal_alternation_still_matches_past_its_untimed_length() -> None:
+    limit = _untimed_length("refund|invoice")
+    gate = [Matcher("message", {"text": regex("refund|invoice")})]
+    long_text = "x" * (limit + 1) + "invoice"
+    assert evaluate_gate(gate, [{"type": "message", "text": long_text}]).applies

@@ -137,3 +137,15 @@ def test_eval_with_a_corrupt_ledger_still_succeeds(tmp_path: Path, stub: StubMod
     result = run_cli(["judges", "eval", str(root)], env={"INTROSPECTION_CACHE_DIR": str(cache)})
     assert result.returncode == 0, result.stderr
     assert "warning: the evaluation ledger" in result.stderr and "moved aside" in result.stderr
+
+
+def test_fingerprints_seen_counts_only_the_versions_that_saw_a_wanted_row(
+        tmp_path: Path) -> None:
+    ledger = open_ledger(tmp_path)
+    ledger.record("billing", FP_A, [EvaluatedRow(f"c{i}", "dev", "pass") for i in range(50)])
+    ledger.record("billing", FP_B, [EvaluatedRow("c49", "test", "fail")])
+    ledger.record("other-judge", FP_B, [EvaluatedRow("c1", "test", "fail")])
+    assert ledger.fingerprints_seen("billing", {"c49"}) == {FP_A, FP_B}
+    assert ledger.fingerprints_seen("billing", ["c1", "c1"]) == {FP_A}
+    assert ledger.fingerprints_seen("billing", {"c50"}) == set()
+    ledger.close()
