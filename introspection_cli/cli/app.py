@@ -7,6 +7,7 @@ Rich are imported inside the commands that need them.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from collections.abc import Callable
@@ -52,32 +53,52 @@ def _root(
 trust_cmd.register(judges_cmd.app)
 
 
-def _add_auth(app: typer.Typer) -> None:
+def _add_auth(app: typer.Typer, subcommand: str | None) -> None:
     auth_cmd.register(app)
 
 
-def _add_judges(app: typer.Typer) -> None:
-    app.add_typer(judges_cmd.app, name="judges")
+def _add_check(app: typer.Typer, subcommand: str | None) -> None:
+    check_cmd.register(app)
 
 
-def _add_conversations(app: typer.Typer) -> None:
-    app.add_typer(conversations_cmd.app, name="conversations")
+def _add_schema(app: typer.Typer, subcommand: str | None) -> None:
+    schema_cmd.register(app)
+
+
+def _add_judges(app: typer.Typer, subcommand: str | None) -> None:
+    app.add_typer(_only(judges_cmd.app, subcommand), name="judges")
+
+
+def _add_conversations(app: typer.Typer, subcommand: str | None) -> None:
+    app.add_typer(_only(conversations_cmd.app, subcommand), name="conversations")
+
+
+def _only(group: typer.Typer, subcommand: str | None) -> typer.Typer:
+    """``group`` with only ``subcommand``, or whole when that names none of its commands."""
+    kept = [info for info in group.registered_commands if info.name == subcommand]
+    if not kept:
+        return group
+    subset = copy.copy(group)
+    subset.registered_commands = kept
+    return subset
 
 
 #: Each top-level command and what adds it, in help order.
-_COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
-    "check": check_cmd.register, "schema": schema_cmd.register, "judges": _add_judges,
+_COMMANDS: dict[str, Callable[[typer.Typer, str | None], None]] = {
+    "check": _add_check, "schema": _add_schema, "judges": _add_judges,
     "conversations": _add_conversations, "login": _add_auth, "logout": _add_auth,
 }
 
 
-def build_app(command: str | None = None) -> typer.Typer:
-    """The root app, with every command or only ``command`` (one of :data:`_COMMANDS`).
+def build_app(command: str | None = None, subcommand: str | None = None) -> typer.Typer:
+    """The root app, with every command or only ``command`` (one of :data:`_COMMANDS`) and,
+    for a group (``judges``), only its ``subcommand``.
 
     Typer turns the signature of every command an app holds into click options
-    before it runs any (about 13 ms for all of ours), and ``introspection check``
-    runs on every commit, so :func:`main` builds the app with only the command
-    the arguments name; help and usage of that command read the same either way.
+    before it runs any (about 13 ms for all of ours, 11 of them for ``judges``), and
+    ``introspection check`` runs on every commit, so :func:`main` builds the app with
+    only the command the arguments name; its help, usage and errors read the same
+    either way.
     """
     app = typer.Typer(
         name="introspection",
@@ -91,7 +112,7 @@ def build_app(command: str | None = None) -> typer.Typer:
     app.callback()(_root)
     adders = [_COMMANDS[command]] if command is not None else _COMMANDS.values()
     for add in dict.fromkeys(adders):  # login and logout share one
-        add(app)
+        add(app, subcommand)
     return app
 
 
@@ -99,10 +120,12 @@ def build_app(command: str | None = None) -> typer.Typer:
 app = build_app()
 
 
-def _named_command(argv: list[str]) -> str | None:
-    """The top-level command ``argv`` starts with; None when it starts with anything else
-    (``--help``, ``--version``, a typo), which the full app answers."""
-    return argv[0] if argv and argv[0] in _COMMANDS else None
+def _named_command(argv: list[str]) -> tuple[str | None, str | None]:
+    """The command (and the subcommand) ``argv`` starts with; None for anything else
+    (``--help``, ``--version``, a typo), which the full app (or group) answers."""
+    if not argv or argv[0] not in _COMMANDS:
+        return None, None
+    return argv[0], argv[1] if len(argv) > 1 else None
 
 
 def fail(message: str, code: ExitCode) -> NoReturn:
@@ -115,7 +138,7 @@ def fail(message: str, code: ExitCode) -> NoReturn:
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point: run the app and map errors to exit codes."""
     args = sys.argv[1:] if argv is None else argv
-    command = typer.main.get_command(build_app(_named_command(args)))
+    command = typer.main.get_command(build_app(*_named_command(args)))
     try:
         command.main(args=args, prog_name="introspection", standalone_mode=True)
     except IntrospectionError as exc:
