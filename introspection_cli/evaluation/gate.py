@@ -22,7 +22,7 @@ import regex
 
 from introspection_cli.fixture.canonical import CanonicalizationError
 from introspection_cli.fixture.canonical import canonical_json as canonical_bytes
-from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher, ValueMatcher
+from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher
 from introspection_cli.recipe.regex_cost import expanded_size
 from introspection_cli.recipe.regex_literal import MAX_COST
 
@@ -95,12 +95,13 @@ def gate_applies(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, A
     return _compiled_gate(gate).applies(events, timeout)
 
 
-#: One field of a matcher: its name, its exact text, and for a ``/regex/`` the compiled
-#: pattern, the answers it gave for short values (None for an exact field) and the longest
-#: value it searches without a time limit (:func:`_untimed_length`).
-_CompiledField = tuple[str, str, Any, "dict[str, bool] | None", int]
-#: Per matcher: its index, its line, and its fields, the exact comparisons first.
-_CompiledMatcher = tuple[int, int | None, tuple[_CompiledField, ...]]
+#: An exact field of a matcher: its name and its text.
+_ExactField = tuple[str, str]
+#: A ``/regex/`` field: its name, the compiled pattern, the answers it gave for short
+#: values, and the longest value it searches without a time limit (:func:`_untimed_length`).
+_SearchedField = tuple[str, Any, dict[str, bool], int]
+#: Per matcher: its index, its line, its exact fields and its regex fields.
+_CompiledMatcher = tuple[int, int | None, tuple[_ExactField, ...], tuple[_SearchedField, ...]]
 
 #: Values of up to this many characters have their search answer remembered (tool names,
 #: statuses, canned replies recur on every row); at most this many per field, then the
@@ -122,10 +123,13 @@ class CompiledGate:
     def __init__(self, gate: Sequence[Matcher]) -> None:
         self.by_type: dict[str, list[_CompiledMatcher]] = {}
         for index, matcher in enumerate(gate):
-            fields = sorted((_compile_field(name, value) for name, value in matcher.fields.items()),
-                            key=lambda field: field[2] is not None)  # exact ones first
-            self.by_type.setdefault(matcher.event, []).append((index, matcher.line,
-                                                               tuple(fields)))
+            exact = tuple((name, value.raw) for name, value in matcher.fields.items()
+                          if value.pattern is None)
+            searched: tuple[_SearchedField, ...] = tuple(
+                (name, _compile(value.pattern, value.flags), {}, _untimed_length(value.pattern))
+                for name, value in matcher.fields.items() if value.pattern is not None)
+            self.by_type.setdefault(matcher.event, []).append((index, matcher.line, exact,
+                                                               searched))
 
     def evaluate(self, events: Sequence[Mapping[str, Any]], timeout: float) -> GateResult:
         matches: list[GateMatch] = []
@@ -137,8 +141,8 @@ class CompiledGate:
             candidates = self.by_type.get(kind)
             if not candidates:
                 continue
-            for matcher_index, line, fields in candidates:
-                if _fields_match(fields, event, event_index, timeout):
+            for matcher_index, line, exact, searched in candidates:
+                if _fields_match(exact, searched, event, event_index, timeout):
                     matches.append(GateMatch(event_index, kind, matcher_index, line))
         return GateResult(applies=bool(matches), matches=tuple(matches))
 
@@ -147,32 +151,26 @@ class CompiledGate:
         for event_index, event in enumerate(events):
             kind = event.get("type")
             candidates = by_type.get(kind) if isinstance(kind, str) else None
-            for _, _, fields in candidates or ():
-                if _fields_match(fields, event, event_index, timeout):
+            for _, _, exact, searched in candidates or ():
+                if _fields_match(exact, searched, event, event_index, timeout):
                     return True
         return False
 
 
-def _compile_field(name: str, value: ValueMatcher) -> _CompiledField:
-    if value.pattern is None:
-        return name, value.raw, None, None, 0
-    return (name, value.raw, _compile(value.pattern, value.flags), {},
-            _untimed_length(value.pattern))
-
-
-def _fields_match(fields: tuple[_CompiledField, ...], event: Mapping[str, Any],
-                  event_index: int, timeout: float) -> bool:
+def _fields_match(exact: tuple[_ExactField, ...], searched: tuple[_SearchedField, ...],
+                  event: Mapping[str, Any], event_index: int, timeout: float) -> bool:
     """Every field matches (the first miss ends it)."""
-    for name, raw, compiled, remembered, untimed_length in fields:
+    for name, raw in exact:
+        value = event.get(name, _MISSING)
+        # A string equal to the text is the usual match; a string that differs is a miss.
+        if value != raw and (value is _MISSING or isinstance(value, str)
+                             or canonical_json(value) != raw):
+            return False
+    for name, compiled, remembered, untimed_length in searched:
         value = event.get(name, _MISSING)
         if value is _MISSING:
             return False
         text = value if isinstance(value, str) else canonical_json(value)
-        if compiled is None:
-            if text != raw:
-                return False
-            continue
-        assert remembered is not None
         found = remembered.get(text)
         if found is None:
             if len(text) <= untimed_length:  # cannot take long (and the limit costs a µs)

@@ -29,8 +29,10 @@ import time
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from introspection_cli.evaluation.outcomes import EvalRun
+if TYPE_CHECKING:  # `judges status` reads the ledger and needs none of a run's values
+    from introspection_cli.evaluation.outcomes import EvalRun
 
 LEDGER_FILE = "evaluations.sqlite3"
 #: Seconds to wait for another run's write; the ledger is never worth a stall.

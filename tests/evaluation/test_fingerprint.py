@@ -108,3 +108,11 @@ def test_computing_a_fingerprint_imports_no_jinja_sdk_or_rich() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=False, cwd=REPO)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
+
+
+def test_the_verdict_tool_offers_the_verdicts_in_the_outcome_types_order() -> None:
+    """The tool's enum is part of every fingerprint: one tuple of verdicts, one order."""
+    from introspection_cli.evaluation.outcomes import VERDICTS
+    from introspection_cli.evaluation.verdict_tool import VERDICT_TOOL_SCHEMA
+
+    assert VERDICT_TOOL_SCHEMA["properties"]["verdict"]["enum"] == list(VERDICTS)
