@@ -274,9 +274,11 @@ def _run_problems(result: EvalResult) -> list[str]:
                         "this command to collect their results (nothing is submitted again) "
                         "and retry the failed rows")
     elif result.service_failures:
-        problems.append(f"{result.service_failures} row(s) failed at the model provider after "
-                        "retries and are errors in the report; rerun to retry them "
-                        "(verdicts already received are cached)")
+        # Each row's error says how it failed and which retries were made (maybe none:
+        # --max-retries 0, or a row not sent once the provider stopped answering).
+        problems.append(f"{result.service_failures} row(s) failed at the model provider and "
+                        "are errors in the report (each row's error says how); rerun to "
+                        "retry them (verdicts already received are cached)")
     return problems + _rejection_problems(result.run.judges)
 
 

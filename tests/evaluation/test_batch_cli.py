@@ -83,13 +83,14 @@ def test_batch_prints_its_ids_and_progress_on_stderr(provider: str, tmp_path: Pa
     assert SENTINEL_KEY not in result.stderr + result.stdout
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_sigkill_mid_poll_and_a_rerun_resume_the_same_batch(
-        tmp_path: Path, batch_stub: StubBatchServer) -> None:
-    root, env = recipe(tmp_path), env_for(batch_stub, tmp_path / "cache")
+        provider: str, tmp_path: Path, batch_stub: StubBatchServer) -> None:
+    root, env = recipe(tmp_path, provider), env_for(batch_stub, tmp_path / "cache")
     batch_stub.hold.clear()  # the batch stays in_progress however often it is polled
     process = start_cli(eval_args(root), env)
     try:
-        wait_for(lambda: batch_stub.polls["openai"] >= 2)
+        wait_for(lambda: batch_stub.polls[provider] >= 2)
     finally:
         process.kill()
         process.communicate()
@@ -98,11 +99,13 @@ def test_a_sigkill_mid_poll_and_a_rerun_resume_the_same_batch(
     result = run_cli(eval_args(root), env=env)
     assert result.returncode == 0, result.stderr
     assert outcomes(result.stdout) == ["pass", "fail", "not_applicable"]
-    assert batch_stub.creations == {"openai": 1}
-    assert batch_stub.uploads == 1
+    assert batch_stub.creations == {provider: 1}
+    assert batch_stub.uploads == (1 if provider == "openai" else 0)
     (batch_id,) = batch_stub.batches
-    assert (f"introspection: batch openai {batch_id}: resumed (3 requests, submitted by an "
-            "earlier run)") in result.stderr
+    assert (f"introspection: batch {provider} {batch_id}: resumed (3 requests, submitted by "
+            "an earlier run)") in result.stderr
+    # Nothing was sent twice: each request reached the provider once, inside the batch.
+    assert len(batch_stub.requests) == 3
 
 
 def test_ctrl_c_says_the_batch_keeps_running_and_the_rerun_collects_it(

@@ -146,17 +146,43 @@ def test_refusals_in_a_row_stop_the_calls(tmp_path: Path) -> None:
     assert result.refused == 30 and result.service_failures == 0
 
 
-def test_the_cli_exits_2_on_a_refusal_naming_model_and_endpoint(tmp_path: Path) -> None:
+def eval_cli(root: Path, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "introspection_cli", "judges", "eval", str(root),
+         "--format", "json", "--no-cache", *args],
+        env={"PATH": "/usr/bin:/bin", "OPENAI_BASE_URL": base_url,
+             "OPENAI_API_KEY": SENTINEL_KEY}, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("status", [400, 404])
+def test_the_cli_exits_2_on_a_refusal_naming_model_and_endpoint(tmp_path: Path,
+                                                                status: int) -> None:
     rows = [fixture_row("conv_1", "refund please")]
     root = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, rows)})
-    with StubModelServer(script=refuse(404)) as server:  # type: ignore[arg-type]
-        result = subprocess.run(
-            [sys.executable, "-m", "introspection_cli", "judges", "eval", str(root),
-             "--format", "json", "--no-cache"],
-            env={"PATH": "/usr/bin:/bin", "OPENAI_BASE_URL": server.openai_url,
-                 "OPENAI_API_KEY": SENTINEL_KEY}, capture_output=True, text=True, timeout=60)
+    with StubModelServer(script=refuse(status)) as server:  # type: ignore[arg-type]
+        result = eval_cli(root, server.openai_url)
+        sent = len(server.requests)
     assert result.returncode == 2, result.stderr
-    assert json.loads(result.stdout)["judges"][0]["rows"][0]["outcome"] == "error"
-    assert f"model stub-model at {server.openai_url} as wrong (HTTP 404)" in result.stderr
+    assert sent == 1  # the default --max-retries 2 did not resend it
+    (row,) = json.loads(result.stdout)["judges"][0]["rows"]
+    assert row["outcome"] == "error" and "retr" not in row["error"]
+    assert f"model stub-model at {server.openai_url} as wrong (HTTP {status})" in result.stderr
     assert "retr" not in result.stderr
     assert SENTINEL_KEY not in result.stderr + result.stdout
+
+
+def test_the_cli_exits_3_on_a_dead_endpoint_claiming_no_retries_it_did_not_make(
+        tmp_path: Path) -> None:
+    rows = [fixture_row(f"conv_{i}", f"refund {i} silence") for i in range(30)]
+    root = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, rows)})
+    with StubModelServer(script=hang_when("silence")) as server:  # type: ignore[arg-type]
+        result = eval_cli(root, server.openai_url, "--max-retries", "0", "--timeout", "0.5",
+                          "--concurrency", "2")
+        sent = len(server.requests)
+    assert result.returncode == 3, result.stderr
+    assert sent <= 5 + 2
+    errors = [row["error"] for row in json.loads(result.stdout)["judges"][0]["rows"]]
+    assert sum(error.startswith("provider unreachable: not sent") for error in errors) >= 30 - sent
+    said = result.stderr + "".join(errors)
+    assert "after retr" not in said and "retries" not in said  # --max-retries 0: none made
+    assert "30 row(s) failed at the model provider" in result.stderr
