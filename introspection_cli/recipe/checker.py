@@ -82,7 +82,8 @@ def check_recipe(root: Path, *, verify_calibration: bool = True,
     real_root = os.path.realpath(root)
 
     system = root / SYSTEM_FILE
-    result.diagnostics.extend(check_system(system, display_path(system), real_root))
+    if os.path.lexists(system):  # else a SYSTEM.md misspelt made it a recipe: root_entries
+        result.diagnostics.extend(check_system(system, display_path(system), real_root))
     result.diagnostics.extend(rules_layout.root_entries(
         root, _displayed(_listing(root, result, real_root))))
     skills, skill_dirs = _check_skills(root, result, real_root)
@@ -269,6 +270,11 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
         result.diagnostics.extend(certificate_diagnostics(
             listing, stems, result.judges, display={p: display_path(p) for p in listing},
             real_root=real_root, require_certified=require_certified))
+
+
+def is_system_in_wrong_case(name: str) -> bool:
+    """``system.md``, ``System.md``...: meant as SYSTEM.md, which is the only name read."""
+    return name.lower() == "system.md" and name != SYSTEM_FILE
 
 
 def is_recipe(path: Path) -> bool:

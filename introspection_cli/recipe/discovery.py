@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import UsageError
-from introspection_cli.recipe.checker import SKIPPED_DIRS, SYSTEM_FILE, is_recipe
+from introspection_cli.recipe.checker import (
+    SKIPPED_DIRS,
+    SYSTEM_FILE,
+    is_recipe,
+    is_system_in_wrong_case,
+)
 
 
 @dataclass
@@ -53,6 +58,8 @@ def _roots_for(raw: str) -> list[Path] | None:
         raise UsageError(f"{raw}: no such file or directory")
     if not path.is_dir():
         root = _enclosing_recipe(path.parent)
+        if root is None and is_system_in_wrong_case(path.name):
+            root = path.parent  # a recipe whose SYSTEM.md is misspelt: check says so
         return None if root is None else [root]
     root = _enclosing_recipe(path)
     roots = [root] if root is not None else find_recipes(path)
@@ -84,7 +91,8 @@ def find_recipes(top: Path) -> list[Path]:
     """
     recipes = []
     for directory, subdirs, files in os.walk(top):
-        if SYSTEM_FILE in files or SYSTEM_FILE in subdirs:
-            recipes.append(Path(directory))
+        if SYSTEM_FILE in files or SYSTEM_FILE in subdirs \
+                or any(is_system_in_wrong_case(name) for name in files):
+            recipes.append(Path(directory))  # misspelt, it is checked and reported
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in SKIPPED_DIRS)
     return recipes

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from introspection_cli.diagnostics import Diagnostic, warning
+from introspection_cli.diagnostics import Diagnostic, error, warning
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
 CERTIFICATE_SUFFIX = ".certificate.json"
@@ -48,9 +48,7 @@ def root_entries(root: Path, entries: Entries) -> list[Diagnostic]:
             found.append(_ignored(path, shown, f"directory {path.name}/",
                                   f"{hint}: only {target}/ is read"))
         elif lowered == "system.md" and path.name != "SYSTEM.md":
-            found.append(_ignored(path, shown, path.name,
-                                  "the system prompt is read from SYSTEM.md (upper case): merge "
-                                  f"{path.name} into it, then delete {path.name}"))
+            found.append(_misspelt_system(path, shown, "SYSTEM.md" in names))
         elif _is_calibration_like(path.name) or path.name.endswith(CALIBRATION_SUFFIX):
             target = f"judges/{_calibration_target(path.name)}"
             found.append(_ignored(path, shown, path.name,
@@ -58,6 +56,17 @@ def root_entries(root: Path, entries: Entries) -> list[Diagnostic]:
                                   f"{target}" if not (root / target).exists() else
                                   f"{target} exists already: merge its rows into that file"))
     return found
+
+
+def _misspelt_system(path: Path, shown: str, system_exists: bool) -> Diagnostic:
+    """Beside SYSTEM.md, an ignored file; alone, the recipe has no system prompt."""
+    if system_exists:
+        return _ignored(path, shown, path.name,
+                        "the system prompt is read from SYSTEM.md (upper case): merge "
+                        f"{path.name} into it, then delete {path.name}")
+    return error(shown, None, None, "system-wrong-case",
+                 f"the system prompt is read only from SYSTEM.md (upper case): {path.name} is "
+                 "never read", "rename it to SYSTEM.md")
 
 
 def judges_entries(entries: Entries, judge_names: Collection[str]) -> list[Diagnostic]:

@@ -276,6 +276,13 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
         'SYSTEM.md is empty or whitespace',
         '',
     ),
+    'system-wrong-case': (
+        'error',
+        "the recipe's system prompt is named system.md (or another case) and there is "
+        'no SYSTEM.md: the only name read. A directory holding one is checked as a '
+        'recipe so that this is said, not skipped',
+        '',
+    ),
     'fixture-json': (
         'error',
         'the line is not a JSON object: invalid UTF-8 or JSON, NaN/Infinity (or a '

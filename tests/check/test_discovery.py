@@ -47,6 +47,18 @@ def test_text_and_github_say_on_stderr_that_nothing_was_checked(tmp_path: Path,
     assert "nothing was checked" in result.stderr
 
 
+def test_a_system_md_in_the_wrong_case_marks_a_recipe_that_fails(tmp_path: Path) -> None:
+    base_recipe(tmp_path)  # r/, a good recipe beside it
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "System.md").write_text("You are a support agent.\n")
+    wrong = [("w/System.md", "system-wrong-case")]
+    for args in ([], ["w"], ["w/System.md"]):  # every recipe below; the directory; pre-commit
+        report, code = _report(args, tmp_path)
+        assert "w" in report["recipes"], args  # type: ignore[operator]
+        assert _codes(report) == wrong, args
+        assert code == 1
+
+
 @pytest.mark.parametrize("target", ["nowhere.md", "SYSTEM.md"], ids=["dangling", "loop"])
 def test_a_system_md_link_that_resolves_to_nothing_still_marks_a_recipe(tmp_path: Path,
                                                                         target: str) -> None:
