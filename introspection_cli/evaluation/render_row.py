@@ -36,13 +36,14 @@ def prompt_for_line(recipe_path: Path, judge_name: str, line: int) -> RowPrompt:
     if not judge.calibration_path.is_file():
         raise DataError(f"judge {judge_name} has no calibration file {judge.calibration_path}")
     for result in verify_calibration_file(judge.calibration_path):
-        if result.line != line:
+        if not result.line <= line <= result.end_line:  # a spread row covers several lines
             continue
         # An unlabelled row can still be rendered: the label is not part of the prompt.
         blocking = [r for r in result.rejections if r.code not in (UNLABELLED, BLANK_LINE)]
         if blocking or result.row is None:
             reasons = "; ".join(f"{r.code}: {r.message}" for r in blocking) or "not a row"
-            raise DataError(f"{judge.calibration_path}:{line}: the row is rejected ({reasons})")
+            raise DataError(f"{judge.calibration_path}:{result.line}: the row is rejected "
+                            f"({reasons})")
         events = result.row.judge_input.get("events")
         try:
             gate = evaluate_gate(judge.gate, events if isinstance(events, list) else [],

@@ -168,6 +168,24 @@ def test_render_prints_the_exact_messages_without_a_key(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "has no line 9" in missing.stderr
 
 
+def test_render_of_a_line_inside_a_spread_row_names_the_row(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, [
+        fixture_row("c0", "refund please"), fixture_row("c1", "refund later")])})
+    path = root / "judges" / "billing.calibration.jsonl"
+    first, second = path.read_text().splitlines()
+    spread = json.dumps(json.loads(second), indent=2).splitlines()  # an editor's "format"
+    path.write_text("\n".join([first, *spread]) + "\n")
+    last = 1 + len(spread)
+    for line in (2, 5, last):  # its first line, one inside, its last line
+        result = run_cli(["judges", "render", str(root), "billing", "--line", str(line)])
+        assert result.returncode == 1, (line, result.stderr)
+        assert "has no line" not in result.stderr
+        assert f"{path}:2: the row is rejected (fixture-json: lines 2–{last} hold one JSON " \
+               "object spread over" in result.stderr, result.stderr
+    beyond = run_cli(["judges", "render", str(root), "billing", "--line", str(last + 1)])
+    assert beyond.returncode == 2 and f"has no line {last + 1}" in beyond.stderr
+
+
 def test_bundled_example_recipe_end_to_end(tmp_path: Path, stub: StubModelServer) -> None:
     example = tmp_path / "customer-support"
     shutil.copytree(FIXTURES / "recipes" / "customer-support", example)
