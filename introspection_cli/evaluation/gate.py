@@ -18,8 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import regex
-
 from introspection_cli.fixture.canonical import CanonicalizationError
 from introspection_cli.fixture.canonical import canonical_json as canonical_bytes
 from introspection_cli.recipe.model import REGEX_FLAG_NAMES, Matcher
@@ -269,6 +267,8 @@ def _compile(pattern: str, flags: str) -> Any:
         if hit is not None:
             _cache.move_to_end(key)
             return hit[0]
+    import regex  # here: a run whose gates have no regex (or no gate) never loads it
+
     bits = 0
     for flag in flags:
         bits |= getattr(regex, REGEX_FLAG_NAMES[flag])

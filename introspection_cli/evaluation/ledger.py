@@ -51,6 +51,15 @@ CREATE TABLE IF NOT EXISTS evaluations (
 """
 
 
+_RECORD = """
+INSERT INTO evaluations (judge, fingerprint, conversation_id, split, outcome)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (judge, fingerprint, conversation_id) DO UPDATE
+SET split = excluded.split, outcome = excluded.outcome, evaluated_at = excluded.evaluated_at
+WHERE split IS NOT excluded.split OR outcome IS NOT excluded.outcome
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class EvaluatedRow:
     """One row a judge version gave an outcome for (never an error)."""
@@ -82,10 +91,10 @@ class Ledger:
                 return
             with db:
                 db.execute("BEGIN IMMEDIATE")
-                db.executemany(
-                    "INSERT OR REPLACE INTO evaluations "
-                    "(judge, fingerprint, conversation_id, split, outcome) VALUES (?, ?, ?, ?, ?)",
-                    values)
+                # Only what changed is written: a re-run of the same rows with the same
+                # outcomes (the usual case) then modifies no page, and commits without
+                # waiting for the disk.
+                db.executemany(_RECORD, values)
 
     def fingerprints_seen(self, judge: str, conversation_ids: Collection[str]) -> set[str]:
         """The distinct fingerprints under which any of ``conversation_ids`` was evaluated."""

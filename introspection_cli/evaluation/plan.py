@@ -22,6 +22,7 @@ from introspection_cli.evaluation.verdict import (
     VERDICT_TOOL_NAME,
     VERDICT_TOOL_SCHEMA,
 )
+from introspection_cli.gcpause import collector_paused
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import load_valid_recipe as load_valid_recipe
 from introspection_cli.recipe.selection import select_judges as select_judges
@@ -116,19 +117,20 @@ def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
     rows: list[PlannedRow] = []
     rejected: list[RejectedRow] = []
     held_out = 0
-    for result in verify_calibration_file(judge.calibration_path):
-        rejections = [r for r in result.rejections if r.code != BLANK_LINE]
-        if rejections or result.row is None:
-            # In eval every rejection, an unlabelled row included, excludes the row.
-            rejected += [RejectedRow(r.line, r.code, r.message) for r in rejections]
-            continue
-        row = result.row
-        if splits and (row.split or "unsplit") not in splits:
-            held_out += row.split == "test"
-            continue
-        rows.append(_plan_row(judge, row.line, row.conversation_id, row.split,
-                              cast(Verdict, row.expected), row.judge_input, regex_timeout,
-                              row.snapshot_hash))
+    with collector_paused(freeze=True):  # the rows live for the run: nothing to collect
+        for result in verify_calibration_file(judge.calibration_path):
+            rejections = [r for r in result.rejections if r.code != BLANK_LINE]
+            if rejections or result.row is None:
+                # In eval every rejection, an unlabelled row included, excludes the row.
+                rejected += [RejectedRow(r.line, r.code, r.message) for r in rejections]
+                continue
+            row = result.row
+            if splits and (row.split or "unsplit") not in splits:
+                held_out += row.split == "test"
+                continue
+            rows.append(_plan_row(judge, row.line, row.conversation_id, row.split,
+                                  cast(Verdict, row.expected), row.judge_input, regex_timeout,
+                                  row.snapshot_hash))
     return JudgePlan(judge, chosen_provider, chosen_model, tuple(rows), tuple(rejected),
                      held_out=None if not splits or "test" in splits else held_out)
 
@@ -161,16 +163,18 @@ def plan_unlabelled(judge: Judge, rows_file: Path, *, provider: str | None, mode
 def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,
               expected: Verdict, judge_input: Mapping[str, Any],
               regex_timeout: float, snapshot_hash: str | None = None) -> PlannedRow:
-    base = PlannedRow(line, conversation_id, split, expected, snapshot_hash=snapshot_hash)
     events = judge_input.get("events")
     try:
         gate = evaluate_gate(judge.gate, events if isinstance(events, list) else [],
                              timeout=regex_timeout)
     except GateTimeout as exc:
-        return replace(base, gate_error=str(exc))
+        return PlannedRow(line, conversation_id, split, expected, gate_error=str(exc),
+                          snapshot_hash=snapshot_hash)
     if not gate.applies:
-        return replace(base, gated=True)
-    return replace(base, judge_input=judge_input, gate=gate)
+        return PlannedRow(line, conversation_id, split, expected, gated=True,
+                          snapshot_hash=snapshot_hash)
+    return PlannedRow(line, conversation_id, split, expected, judge_input=judge_input,
+                      gate=gate, snapshot_hash=snapshot_hash)
 
 
 def build_request(judge: Judge, provider: str, model: str, judge_input: Mapping[str, Any],

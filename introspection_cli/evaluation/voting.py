@@ -40,6 +40,9 @@ class Decision:
 
 def decide(samples: Sequence[SampleResult]) -> Decision:
     """The majority verdict of ``samples``, or an error saying why there is none."""
+    if len(samples) == 1 and samples[0].verdict is not None:  # one sample: its verdict
+        only = samples[0].verdict
+        return Decision(only.verdict, only.reasoning, None, unstable=False)
     answered = [s.verdict for s in samples if s.verdict is not None]
     votes: Counter[Verdict] = Counter(v.verdict for v in answered)
     unstable = len(votes) > 1

@@ -50,6 +50,25 @@ def test_a_second_fingerprint_on_the_test_rows_warns_that_they_are_optimistic(
     ledger.close()
 
 
+def test_the_latest_outcome_wins_and_an_unchanged_row_is_not_written_again(
+        tmp_path: Path) -> None:
+    def recorded() -> list[tuple[str, str, str]]:
+        with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
+            return db.execute("SELECT split, outcome, evaluated_at FROM evaluations").fetchall()
+
+    ledger = open_ledger(tmp_path)
+    record_run(ledger, _run(FP_A, TEST_ROWS))
+    with sqlite3.connect(tmp_path / LEDGER_FILE) as db:
+        db.execute("UPDATE evaluations SET evaluated_at = '2000-01-01T00:00:00Z'")
+    record_run(ledger, _run(FP_A, TEST_ROWS))  # a re-run, same outcome: left as it is
+    assert recorded() == [("test", "pass", "2000-01-01T00:00:00Z")]
+    record_run(ledger, _run(FP_A, (RowOutcome(1, "c1", "dev", "pass", "fail"),)))
+    assert ledger.outcomes("billing", FP_A) == {"c1": "fail"}
+    ((split, outcome, evaluated_at),) = recorded()
+    assert (split, outcome) == ("dev", "fail") and evaluated_at != "2000-01-01T00:00:00Z"
+    ledger.close()
+
+
 def test_a_row_tuned_against_in_dev_and_moved_to_test_counts_as_exposed(tmp_path: Path) -> None:
     ledger = open_ledger(tmp_path)
     record_run(ledger, _run(FP_A, (RowOutcome(1, "c1", "dev", "pass", "pass"),)))
