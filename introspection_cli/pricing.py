@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +103,8 @@ def load_prices(environ: Mapping[str, str] | None = None,
 
 def parse_prices(data: bytes, path: Path) -> dict[str, ModelPrice]:
     """The models of a TOML price table, checked."""
+    import tomllib  # here: a run without a price table never parses TOML
+
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

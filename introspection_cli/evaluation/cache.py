@@ -34,7 +34,7 @@ from pathlib import Path
 from introspection_cli.evaluation.cache_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
 from introspection_cli.evaluation.cache_dir import default_cache_dir as default_cache_dir
 from introspection_cli.evaluation.cache_keys import KEY_VERSION, KeyMaker, cache_key
-from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, validate_verdict
+from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, stored_verdict
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "KEY_VERSION", "CacheWorker", "KeyMaker",
            "VerdictCache", "cache_key", "default_cache_dir"]
@@ -202,7 +202,7 @@ class VerdictCache:
                 self._failed("read", exc)  # a fresh cache after corruption holds nothing
                 break
             for key, verdict, reasoning in rows:
-                parsed = validate_verdict({"verdict": verdict, "reasoning": reasoning})
+                parsed = stored_verdict(verdict, reasoning)
                 if not isinstance(parsed, InvalidReply):
                     found[key] = parsed
         return found
@@ -230,7 +230,7 @@ class VerdictCache:
                 self._failed("read", exc)
                 break
             for memo, key, verdict, reasoning in rows:
-                parsed = validate_verdict({"verdict": verdict, "reasoning": reasoning})
+                parsed = stored_verdict(verdict, reasoning)
                 if not isinstance(parsed, InvalidReply):
                     found[memo] = (key, parsed)
         return found

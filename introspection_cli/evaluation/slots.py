@@ -13,6 +13,7 @@ whose prompt is over :data:`PROMPT_LIMIT` is an error before it costs anything.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ PROMPT_LIMIT = 2 * 1024 * 1024
 #: Rows rendered and looked up together: the first chunk, then every other one.
 FIRST_CHUNK_ROWS = 16
 CHUNK_ROWS = 256
+#: Rows whose memos are looked up together after the first chunk (one trip to the
+#: cache's thread for a thousand rows found by memo: under load each trip can wait for
+#: the scheduler for milliseconds).
+WINDOW_ROWS = 1024
 
 
 @dataclass(slots=True, eq=False)
@@ -62,8 +67,8 @@ def prompt_size_error(request: ModelRequest) -> str | None:
             f"{PROMPT_LIMIT // 2**20} MiB limit; it was not sent")
 
 
-def _chunks(plans: Sequence[JudgePlan]) -> Iterator[tuple[JudgePlan, list[PlannedRow]]]:
-    """Every row of ``plans`` that calls the model, in chunks of one plan's rows: a
+def _windows(plans: Sequence[JudgePlan]) -> Iterator[tuple[JudgePlan, list[PlannedRow]]]:
+    """Every row of ``plans`` that calls the model, in windows of one plan's rows: a
     small first one, so the first calls go out soon, then larger ones."""
     size = FIRST_CHUNK_ROWS
     for plan in plans:
@@ -72,7 +77,7 @@ def _chunks(plans: Sequence[JudgePlan]) -> Iterator[tuple[JudgePlan, list[Planne
         while start < len(calling):
             yield plan, calling[start:start + size]
             start += size
-            size = CHUNK_ROWS
+            size = WINDOW_ROWS
 
 
 class _PlanMakers:
@@ -103,12 +108,12 @@ async def row_slots(plans: Sequence[JudgePlan], *, provider: str, endpoint: str,
     A row whose every sample's memo (:mod:`.memo`) finds a cached verdict is not
     rendered at all. The others are rendered and keyed: a sample found in the cache
     has its result already (``cached``), one whose prompt is too large has its
-    error, the others have a request to send. Each chunk's memos are looked up on
-    the cache's thread while the chunk before it is rendered.
+    error, the others have a request to send. Each window's memos are looked up on
+    the cache's thread while the window before it is rendered, a chunk at a time.
     """
     makers: dict[int, _PlanMakers] = {}
     waiting: _Waiting | None = None
-    for plan, rows in _chunks(plans):
+    for plan, rows in _windows(plans):
         maker = makers.get(id(plan))
         if maker is None:
             maker = makers[id(plan)] = _PlanMakers(plan, provider, endpoint)
@@ -116,32 +121,37 @@ async def row_slots(plans: Sequence[JudgePlan], *, provider: str, endpoint: str,
         wanted = [memo for row_memos in memos for memo in row_memos if memo is not None]
         lookup = cache.memos_soon(wanted) if cache is not None else _nothing_found()
         if waiting is not None:
-            for row in await _settled(waiting, cache, samples):
-                yield row
+            async with contextlib.aclosing(_settled(waiting, cache, samples)) as settled:
+                async for row in settled:
+                    yield row
         waiting = (maker, rows, memos, lookup)
     if waiting is not None:
-        for row in await _settled(waiting, cache, samples):
-            yield row
+        async with contextlib.aclosing(_settled(waiting, cache, samples)) as settled:
+            async for row in settled:
+                yield row
 
 
 async def _settled(waiting: _Waiting, cache: CacheWorker | None,
-                   samples: int) -> list[RowSlots]:
-    """A chunk's rows as samples: found by memo, else rendered, keyed and looked up."""
+                   samples: int) -> AsyncGenerator[RowSlots, None]:
+    """A window's rows as samples, a chunk at a time: found by memo, else rendered,
+    keyed and looked up."""
     maker, rows, memos, lookup = waiting
     remembered = await lookup
-    chunk = [_remembered(maker.plan, row, row_memos, remembered)
-             or _rendered(maker, row, row_memos, samples)
-             for row, row_memos in zip(rows, memos, strict=True)]
-    wanted = [slot.key for row in chunk for slot in row if slot.result is None]
-    found = await cache.lookup(wanted) if cache is not None and wanted else {}
-    for row in chunk:
-        for slot in row:
-            hit = found.get(slot.key)
-            if hit is not None:
-                slot.result, slot.request = SampleResult(hit, cached=True), None
-                if slot.memo is not None and cache is not None:
-                    cache.remember(slot.memo, slot.key)  # next time, found by memo
-    return chunk
+    for start in range(0, len(rows), CHUNK_ROWS):
+        chunk = [_remembered(maker.plan, row, row_memos, remembered)
+                 or _rendered(maker, row, row_memos, samples)
+                 for row, row_memos in zip(rows[start:start + CHUNK_ROWS],
+                                           memos[start:start + CHUNK_ROWS], strict=True)]
+        wanted = [slot.key for row in chunk for slot in row if slot.result is None]
+        found = await cache.lookup(wanted) if cache is not None and wanted else {}
+        for row in chunk:
+            for slot in row:
+                hit = found.get(slot.key)
+                if hit is not None:
+                    slot.result, slot.request = SampleResult(hit, cached=True), None
+                    if slot.memo is not None and cache is not None:
+                        cache.remember(slot.memo, slot.key)  # next time, found by memo
+            yield row
 
 
 def _remembered(plan: JudgePlan, row: PlannedRow, memos: Sequence[str | None],

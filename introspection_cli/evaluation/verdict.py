@@ -78,6 +78,16 @@ def validate_verdict(obj: object) -> ParsedVerdict | InvalidReply:
     return ParsedVerdict(cast(Verdict, verdict), truncate_reasoning(reasoning))
 
 
+def stored_verdict(verdict: object, reasoning: object) -> ParsedVerdict | InvalidReply:
+    """:func:`validate_verdict` of a verdict read back from the cache: the usual valid
+    one is taken without building an object to check (a re-run reads thousands)."""
+    if (type(verdict) is str and verdict in VERDICTS and type(reasoning) is str
+            and len(reasoning) * 4 <= REASONING_LIMIT and not reasoning.isspace()
+            and reasoning):
+        return ParsedVerdict(verdict, reasoning)
+    return validate_verdict({"verdict": verdict, "reasoning": reasoning})
+
+
 def truncate_reasoning(reasoning: str) -> str:
     """``reasoning`` if it fits in :data:`REASONING_LIMIT` bytes, else its start and a
     marker saying it was truncated (the whole within the limit, so this is idempotent)."""

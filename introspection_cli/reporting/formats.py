@@ -7,10 +7,12 @@ text or Markdown code.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from introspection_cli.errors import UsageError
-from introspection_cli.reporting.baseline import Comparison
+
+if TYPE_CHECKING:  # the baseline code is loaded only by a run that compares with one
+    from introspection_cli.reporting.baseline import Comparison
 
 REPORT_FORMATS: tuple[str, ...] = ("text", "json", "markdown")
 #: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.

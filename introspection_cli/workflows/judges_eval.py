@@ -38,11 +38,6 @@ from introspection_cli.evaluation.runner import (
 from introspection_cli.fsutil import check_output_target
 from introspection_cli.pricing import PriceTable, load_prices
 from introspection_cli.provenance import git_state
-from introspection_cli.reporting.baseline import (
-    Comparison,
-    compare_with_baseline,
-    load_baseline,
-)
 from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
 from introspection_cli.reporting.model import (
@@ -53,10 +48,11 @@ from introspection_cli.reporting.model import (
     write_report_text,
 )
 from introspection_cli.reporting.model_comparison import add_model_comparisons
-from introspection_cli.workflows.transcripts import shown_transcripts
 
-if TYPE_CHECKING:  # the batch package is imported only by a --batch run
+if TYPE_CHECKING:  # the batch package is imported only by a --batch run, the baseline
+    # code only with --baseline
     from introspection_cli.evaluation.batch import BatchEvents, BatchOptions
+    from introspection_cli.reporting.baseline import Comparison
 
 #: What ``judges eval`` evaluates without ``--split``: everything but the held-out test split.
 DEFAULT_SPLITS = ("train", "dev", "unsplit")
@@ -128,7 +124,11 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     # Check everything that can fail cheaply before any model call costs money.
     settings.gates.check()
     _check_report_files(settings)
-    baseline = load_baseline(settings.baseline) if settings.baseline is not None else None
+    baseline = None
+    if settings.baseline is not None:
+        from introspection_cli.reporting.baseline import load_baseline
+
+        baseline = load_baseline(settings.baseline)
     prices = load_prices()  # a broken price table is exit 2 before any call
     options = replace(options, splits=evaluation_splits(options.splits, settings.gates.split))
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
@@ -140,8 +140,15 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     add_costs(report, result.run, prices, batch=batch)
     add_model_comparisons(report, price=lambda provider, model, usage: prices.cost(
         provider, model, usage, batch=batch))
-    comparison = compare_with_baseline(report, baseline) if baseline is not None else None
-    transcripts = shown_transcripts(recipe, report) if settings.html is not None else None
+    comparison = transcripts = None
+    if baseline is not None:
+        from introspection_cli.reporting.baseline import compare_with_baseline
+
+        comparison = compare_with_baseline(report, baseline)
+    if settings.html is not None:
+        from introspection_cli.workflows.transcripts import shown_transcripts
+
+        transcripts = shown_transcripts(recipe, report)
     problems = _write_report_files(settings, report, comparison, transcripts)
     output_failed = bool(problems)
     stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)

@@ -17,7 +17,7 @@ from introspection_cli.evaluation.cache import (
     default_cache_dir,
 )
 from introspection_cli.evaluation.providers.interface import ModelRequest
-from introspection_cli.evaluation.verdict import ParsedVerdict
+from introspection_cli.evaluation.verdict import ParsedVerdict, stored_verdict, validate_verdict
 
 REQUEST = ModelRequest(model="m", system="sys", user="user", tool_name="submit_verdict",
                        tool_description="d", tool_schema={"type": "object"},
@@ -149,3 +149,12 @@ def _reference_key(request: ModelRequest, *, provider: str, endpoint: str, sampl
 def test_keys_are_the_rfc8785_keys_so_existing_caches_still_hit(request_: ModelRequest) -> None:
     assert key(request_, sample=2) == _reference_key(request_, provider="openai",
                                                      endpoint="http://e/v1", sample=2)
+
+
+@given(st.one_of(st.sampled_from(["pass", "fail", "not_applicable", "PASS", ""]), st.text()),
+       st.one_of(st.text(), st.sampled_from([" ", "\u2003\n", "x" * 4097, "é" * 5000]),
+                 st.none(), st.integers()))
+def test_a_stored_verdict_is_read_back_as_validate_verdict_reads_it(verdict: str,
+                                                                    reasoning: object) -> None:
+    assert stored_verdict(verdict, reasoning) == validate_verdict(
+        {"verdict": verdict, "reasoning": reasoning})
