@@ -96,8 +96,9 @@ def gate_applies(gate: Sequence[Matcher] | None, events: Sequence[Mapping[str, A
 #: An exact field of a matcher: its name and its text.
 _ExactField = tuple[str, str]
 #: A ``/regex/`` field: its name, the compiled pattern, the answers it gave for short
-#: values, and the longest value it searches without a time limit (:func:`_untimed_length`).
-_SearchedField = tuple[str, Any, dict[str, bool], int]
+#: values, the longest value it searches without a time limit (:func:`_untimed_length`),
+#: and, for an alternation of literals, the literals (:func:`_literals`).
+_SearchedField = tuple[str, Any, dict[str, bool], int, "_Literals | None"]
 #: Per matcher: its index, its line, its exact fields and its regex fields.
 _CompiledMatcher = tuple[int, int | None, tuple[_ExactField, ...], tuple[_SearchedField, ...]]
 
@@ -124,7 +125,8 @@ class CompiledGate:
             exact = tuple((name, value.raw) for name, value in matcher.fields.items()
                           if value.pattern is None)
             searched: tuple[_SearchedField, ...] = tuple(
-                (name, _compile(value.pattern, value.flags), {}, _untimed_length(value.pattern))
+                (name, _compile(value.pattern, value.flags), {}, _untimed_length(value.pattern),
+                 _literals(value.pattern, value.flags))
                 for name, value in matcher.fields.items() if value.pattern is not None)
             self.by_type.setdefault(matcher.event, []).append((index, matcher.line, exact,
                                                                searched))
@@ -164,20 +166,16 @@ def _fields_match(exact: tuple[_ExactField, ...], searched: tuple[_SearchedField
         if value != raw and (value is _MISSING or isinstance(value, str)
                              or canonical_json(value) != raw):
             return False
-    for name, compiled, remembered, untimed_length in searched:
+    for name, compiled, remembered, untimed_length, literals in searched:
         value = event.get(name, _MISSING)
         if value is _MISSING:
             return False
         text = value if isinstance(value, str) else canonical_json(value)
         found = remembered.get(text)
         if found is None:
-            if len(text) <= untimed_length:  # cannot take long (and the limit costs a µs)
-                found = compiled.search(text) is not None
-            else:
-                try:
-                    found = compiled.search(text, timeout=timeout) is not None
-                except TimeoutError as exc:
-                    raise GateTimeout(compiled.pattern, event_index, name) from exc
+            found = literals.find(text) if literals is not None else None
+            if found is None:
+                found = _search(compiled, text, untimed_length, timeout, event_index, name)
             if len(text) <= _REMEMBERED_LENGTH:
                 if len(remembered) >= _REMEMBERED_VALUES:
                     remembered.clear()
@@ -185,6 +183,16 @@ def _fields_match(exact: tuple[_ExactField, ...], searched: tuple[_SearchedField
         if not found:
             return False
     return True
+
+
+def _search(compiled: Any, text: str, untimed_length: int, timeout: float, event_index: int,
+            name: str) -> bool:
+    if len(text) <= untimed_length:  # cannot take long (and the limit costs a µs)
+        return compiled.search(text) is not None
+    try:
+        return compiled.search(text, timeout=timeout) is not None
+    except TimeoutError as exc:
+        raise GateTimeout(compiled.pattern, event_index, name) from exc
 
 
 #: Characters outside a set that stand for themselves (none is special in ``regex``), or
@@ -206,6 +214,60 @@ def _untimed_length(pattern: str) -> int:
     if _LITERAL_ALTERNATION.fullmatch(pattern) is None:
         return 0
     return _UNTIMED_WORK // max(1, len(pattern))
+
+
+#: ``refund|invoice`` or ``(?:refund|invoice)``: an alternation of literals, not anchored.
+_UNANCHORED_LITERALS = re.compile(
+    rf"\((?:\?:)?(?P<grouped>{_ALTERNATION})\)|(?P<bare>{_ALTERNATION})", re.DOTALL)
+_LITERAL_PIECE = re.compile(r"\\(.)|([^\\|]+)|(\|)", re.DOTALL)
+#: The characters outside ASCII that ``regex`` matches to an ASCII letter when ignoring
+#: case (İ, ſ and the Kelvin sign; they are also the ones ``str.lower`` turns into
+#: ASCII), found by trying every code point (a test does it again).
+_FOLDS_ONTO_ASCII = re.compile("[\u0130\u017f\u212a]")
+
+
+class _Literals:
+    """An alternation of literals answered with ``in``: the same answer as the ``regex``
+    search, at a fraction of its cost (``judges status`` asks it about every row).
+
+    Case-sensitive, ``literal in text`` is the search. Ignoring case, with ASCII
+    literals, ``literal in text.lower()`` is, unless the text holds a character that
+    ``regex`` folds onto an ASCII letter: then :meth:`find` does not know (None).
+    """
+
+    __slots__ = ("fold", "literals")
+
+    def __init__(self, literals: tuple[str, ...], fold: bool) -> None:
+        self.literals = literals
+        self.fold = fold
+
+    def find(self, text: str) -> bool | None:
+        if self.fold:
+            if not text.isascii() and _FOLDS_ONTO_ASCII.search(text):
+                return None
+            text = text.lower()
+        return any(map(text.__contains__, self.literals))  # no generator: it runs per row
+
+
+def _literals(pattern: str, flags: str) -> _Literals | None:
+    """The literals of an unanchored alternation of them; None for any other pattern (and
+    under ``x``, where spaces are not literal, or ``i`` with a literal beyond ASCII)."""
+    whole = _UNANCHORED_LITERALS.fullmatch(pattern) if "x" not in flags else None
+    if whole is None:
+        return None
+    branches = [""]
+    for piece in _LITERAL_PIECE.finditer(whole["grouped"] if whole["grouped"] is not None
+                                         else whole["bare"]):
+        escaped, run, bar = piece.groups()
+        if bar is not None:
+            branches.append("")
+        else:
+            branches[-1] += escaped if escaped is not None else run
+    if "i" not in flags:
+        return _Literals(tuple(branches), fold=False)
+    if not all(branch.isascii() for branch in branches):
+        return None
+    return _Literals(tuple(branch.lower() for branch in branches), fold=True)
 
 
 #: The last few gates compiled (judges are evaluated one after another); their patterns also

@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 import regex
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from introspection_cli.evaluation.gate import (
+    _FOLDS_ONTO_ASCII,
     GateTimeout,
+    _literals,
     as_match_text,
     evaluate_gate,
     gate_applies,
@@ -111,3 +113,47 @@ def test_a_regex_timeout_is_always_a_gate_timeout(pattern: str, others: list[dic
     assert caught.value.pattern == pattern
     assert caught.value.field == "text"
     assert events[caught.value.event_index] is hostile
+
+
+# An alternation of literals is answered with `in`; it must give regex's answer or none.
+_LITERAL_TEXT = st.text(alphabet=st.sampled_from(list("abkKsSiI z-.é\u0130\u0131\u017f\u212aßǅ")),
+                        max_size=6)
+
+
+@given(st.lists(_LITERAL_TEXT, min_size=1, max_size=3), st.sampled_from(["", "i", "m", "s", "is"]),
+       st.booleans(), st.text(alphabet=st.sampled_from(list("abkKsSiI z-.é\u0130\u0131\u017f\u212aßǅ\n")),
+                              max_size=12))
+@example(["s"], "i", False, "\u017f")  # long s: regex matches it to s, str.lower does not
+@example(["k", "x"], "i", True, "\u212a")  # the Kelvin sign
+@example(["i"], "i", False, "\u0130")
+@example(["ss"], "i", False, "\u00df")  # no full case folding: no match
+@example(["\u00e9"], "i", False, "\u00c9")  # a literal beyond ASCII: regex decides
+@example(["Is"], "", False, "is Is")
+def test_a_literal_alternation_answers_as_regex_does(literals: list[str], flags: str,
+                                                   grouped: bool, text: str) -> None:
+    body = "|".join(regex.escape(literal, special_only=True) for literal in literals)
+    pattern = f"(?:{body})" if grouped else body
+    found = _literals(pattern, flags)
+    bits = sum(getattr(regex, {"i": "I", "m": "M", "s": "S"}[f]) for f in flags)
+    expected = regex.search(pattern, text, bits) is not None
+    if found is None:  # only a case-insensitive pattern with a literal beyond ASCII
+        assert "i" in flags and not all(literal.isascii() for literal in literals)
+        return
+    answer = found.find(text)
+    assert answer is None or answer == expected
+    if answer is None:
+        assert "i" in flags and any(c in text for c in "\u0130\u017f\u212a")
+    gate = (Matcher("message", {"text": ValueMatcher(f"/{pattern}/{flags}", pattern, flags)}),)
+    assert gate_applies(gate, [{"type": "message", "text": text}]) == expected
+
+
+def test_the_characters_that_fold_onto_ascii_are_all_known() -> None:
+    """regex (ignoring case) matches these and no other non-ASCII character to an ASCII
+    letter, and str.lower turns no other one into ASCII."""
+    import sys
+
+    letter = regex.compile("[a-z]", regex.I)
+    folding = {chr(c) for c in range(128, sys.maxunicode + 1)
+               if letter.fullmatch(chr(c)) or any(ord(x) < 128 for x in chr(c).lower())}
+    assert folding == {"\u0130", "\u017f", "\u212a"}
+    assert all(_FOLDS_ONTO_ASCII.search(c) for c in folding)
