@@ -114,23 +114,21 @@ class Ledger:
 
     def outcomes(self, judge: str, fingerprint: str) -> dict[str, str]:
         """Conversation id -> the outcome last recorded for ``judge`` at ``fingerprint``."""
-        return dict(self._select(
-            "SELECT conversation_id, outcome FROM evaluations "
-            "WHERE judge = ? AND fingerprint = ?", (judge, fingerprint)))
+        with self._failures("could not read"):
+            db = self._connection(create=False)
+            if db is None:
+                return {}
+            # Straight into the dict: no list of 20,000 tuples for the collector to walk.
+            return {str(conversation_id): str(outcome) for conversation_id, outcome in db.execute(
+                "SELECT conversation_id, outcome FROM evaluations "
+                "WHERE judge = ? AND fingerprint = ?", (judge, fingerprint))}
+        return {}
 
     def close(self) -> None:
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             self._db = None
-
-    def _select(self, query: str, parameters: tuple[str, ...]) -> list[tuple[str, str]]:
-        with self._failures("could not read"):
-            db = self._connection(create=False)
-            if db is None:
-                return []
-            return [(str(a), str(b)) for a, b in db.execute(query, parameters)]
-        return []
 
     def _column(self, query: str, parameters: tuple[str, ...]) -> Iterator[str]:
         """The first column of ``query``'s rows, read lazily (a caller may stop early)."""

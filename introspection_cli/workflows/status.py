@@ -98,7 +98,7 @@ def count_rows(judge: Judge, certified_split: str | None,
         if expected is not None:
             if split == "dev":
                 dev_labels[row.conversation_id] = expected
-            if split == certified_split:
+            if split == certified_split and split is not None:  # None: no certificate
                 certified.append((row.snapshot_hash, expected))
     counts.rows = rows
     for (split, expected), tally in by_split_label.items():
