@@ -16,7 +16,8 @@ was answering at one moment). Figures, per BenchResult:
 3. the same with 400 rows at ``--concurrency 16`` (target <= 1.0 of the bare SDK);
 4. a re-run of the 4,000 rows on the warm cache against ``introspection check``
    of the same recipe (target <= 1.5): both read and verify every calibration
-   row; the cached run also renders every prompt, hashes it and reads its verdict;
+   row; the cached run also finds every row's verdict (by its prompt memo, so it
+   renders nothing) and writes the ledger and the report;
 5. the requests that cached re-run made (target 0).
 
 Each round runs every measured command once, the two sides of each ratio back to

@@ -17,18 +17,18 @@ The cache only saves money, so it never stops or stalls a run:
   is locked by another process (a reader waits at most ``_READ_TIMEOUT_S``, a
   writer ``_WRITE_TIMEOUT_S``, once: then that side is given up), is used as far as
   it can be, with a warning;
-* :class:`CacheWorker` runs every read and write on one worker thread, so the
-  event loop never waits for the disk or a lock.
+* a run uses it through :class:`~introspection_cli.evaluation.cache_worker.CacheWorker`,
+  which runs every read and write on one worker thread, so the event loop never
+  waits for the disk or a lock (a fully cached re-run reads its verdicts before any
+  event loop starts, and starts none).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sqlite3
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from introspection_cli.evaluation.cache_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
@@ -36,8 +36,8 @@ from introspection_cli.evaluation.cache_dir import default_cache_dir as default_
 from introspection_cli.evaluation.cache_keys import KEY_VERSION, KeyMaker, cache_key
 from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, stored_verdict
 
-__all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "KEY_VERSION", "CacheWorker", "KeyMaker",
-           "VerdictCache", "cache_key", "default_cache_dir"]
+__all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "KEY_VERSION", "KeyMaker", "VerdictCache",
+           "cache_key", "default_cache_dir"]
 
 CACHE_FILE = "verdicts.sqlite3"
 #: How long one read waits for a lock another process holds before reads are given up.
@@ -47,7 +47,7 @@ _READ_TIMEOUT_S = 0.5
 _WRITE_TIMEOUT_S = 2.0
 #: Verdicts are written in batches: one transaction per verdict costs more than the call
 #: saves at high concurrency. An interrupted run loses at most this many.
-_BATCH = 32
+WRITE_BATCH = 32
 #: Keys per SELECT (SQLite allows at least 999 parameters).
 _LOOKUP_CHUNK = 500
 
@@ -240,7 +240,7 @@ class VerdictCache:
     def put(self, key: str, verdict: ParsedVerdict, memo: str | None = None) -> None:
         """Queue a valid verdict for writing; written in batches and on :meth:`close`."""
         self._pending.append((key, verdict.verdict, verdict.reasoning, memo))
-        if len(self._pending) >= _BATCH:
+        if len(self._pending) >= WRITE_BATCH:
             self.flush()
 
     def flush(self) -> None:
@@ -322,71 +322,3 @@ def _is_read_only(exc: sqlite3.Error) -> bool:
     name = _error_name(exc)
     return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM",
                             "SQLITE_AUTH"))
-
-
-class CacheWorker:
-    """A :class:`VerdictCache` used from the event loop: each read and write runs on one
-    worker thread, in order, so the loop never waits for the disk or a lock."""
-
-    def __init__(self, cache: VerdictCache) -> None:
-        self.cache = cache
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verdict-cache")
-        self._pending: list[Entry] = []
-
-    def lookup_soon(self, keys: Sequence[str]) -> asyncio.Future[dict[str, ParsedVerdict]]:
-        """The cached verdicts among ``keys``: the read starts now, on the worker."""
-        loop = asyncio.get_running_loop()
-        if not self.cache.readable or not keys:
-            future: asyncio.Future[dict[str, ParsedVerdict]] = loop.create_future()
-            future.set_result({})
-            return future
-        return loop.run_in_executor(self._executor, self.cache.get_many, keys)
-
-    async def lookup(self, keys: Sequence[str]) -> dict[str, ParsedVerdict]:
-        """The cached verdicts among ``keys``."""
-        return await self.lookup_soon(keys)
-
-    def memos_soon(self, memos: Sequence[str]
-                   ) -> asyncio.Future[dict[str, tuple[str, ParsedVerdict]]]:
-        """The key and cached verdict of each of ``memos`` found: the read starts now."""
-        loop = asyncio.get_running_loop()
-        if not self.cache.readable or not memos:
-            future: asyncio.Future[dict[str, tuple[str, ParsedVerdict]]] = loop.create_future()
-            future.set_result({})
-            return future
-        return loop.run_in_executor(self._executor, self.cache.get_memos, memos)
-
-    def put(self, key: str, verdict: ParsedVerdict, memo: str | None = None) -> None:
-        """Queue a verdict; a full batch is handed to the worker, not waited for."""
-        self._queue((key, verdict.verdict, verdict.reasoning, memo))
-
-    def remember(self, memo: str, key: str) -> None:
-        """Queue which key ``memo`` renders to (its verdict is cached already)."""
-        self._queue((key, "", "", memo))
-
-    def _queue(self, entry: Entry) -> None:
-        self._pending.append(entry)
-        if len(self._pending) >= _BATCH:
-            self._submit()
-
-    def _submit(self) -> None:
-        batch, self._pending = self._pending, []
-        self._executor.submit(self.cache.write, batch)
-
-    async def flush(self) -> bool:
-        """Write what is queued now; False when some verdicts could not be written (or the
-        cache takes none: read-only, or not used)."""
-        failures = self.cache.write_failures
-        batch, self._pending = self._pending, []
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self.cache.write, batch)
-        return self.cache.writable and self.cache.write_failures == failures
-
-    async def aclose(self) -> None:
-        """Write what is queued and close the database, on the worker."""
-        self._submit()
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self._executor, self.cache.close)
-        finally:
-            self._executor.shutdown(wait=True)

@@ -27,25 +27,11 @@ from introspection_cli.evaluation.providers import (
     ProviderUnreachable,
 )
 from introspection_cli.evaluation.slots import RowSlots, Slot
+from introspection_cli.evaluation.stopped import AuthAbort as AuthAbort
+from introspection_cli.evaluation.stopped import ProviderStopped as ProviderStopped
 
 #: Turns one slot's reply or error into its result.
 Settle = Callable[[Slot, ModelReply | ProviderError], None]
-
-
-class ProviderStopped(ProviderError):
-    """Not sent: the breaker opened for this provider (the message says why)."""
-
-    def __init__(self, message: str, *, refused: bool) -> None:
-        super().__init__(message)
-        self.refused = refused
-
-
-class AuthAbort(Exception):
-    """Cancels the run once a provider has rejected the API key."""
-
-    def __init__(self, error: ProviderAuthError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 class Dispatcher(abc.ABC):

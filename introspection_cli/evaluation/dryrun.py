@@ -19,7 +19,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from introspection_cli.evaluation.cache import CacheWorker, VerdictCache, default_cache_dir
+from introspection_cli.evaluation.cache import VerdictCache, default_cache_dir
+from introspection_cli.evaluation.cache_worker import CacheWorker
 from introspection_cli.evaluation.plan import JudgePlan
 from introspection_cli.evaluation.providers import ModelRequest, resolve_endpoint
 from introspection_cli.evaluation.runner import EvalOptions, make_plans

@@ -1,7 +1,9 @@
 """Running judges over their calibration rows: the core of ``introspection judges eval``.
 
-The run is planned first (judges, verified rows, gate decisions). Each
-provider's rows are then rendered and looked up in the cache
+The run is planned first (judges, verified rows, gate decisions). A re-run
+whose every row is found in the cache by memo (:mod:`.memo`) is then done: its
+rows are read on this thread and no event loop starts. Otherwise each
+provider's rows are rendered and looked up in the cache
 (:mod:`~introspection_cli.evaluation.slots`) up to its first miss, which tells
 which providers will actually be called, so their API keys are checked before
 any call. A :class:`~introspection_cli.evaluation.dispatch.Dispatcher` per
@@ -14,11 +16,10 @@ later call can succeed either.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from introspection_cli.errors import ConfigError, UsageError
 from introspection_cli.evaluation.batch import (
@@ -28,16 +29,9 @@ from introspection_cli.evaluation.batch import (
     BatchRunResult,
     ResultNotCollected,
 )
-from introspection_cli.evaluation.cache import CacheWorker, VerdictCache, default_cache_dir
-from introspection_cli.evaluation.dispatch import (
-    AuthAbort,
-    DirectDispatcher,
-    Dispatcher,
-    ProviderStopped,
-)
+from introspection_cli.evaluation.cache import VerdictCache, default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT
-from introspection_cli.evaluation.limits import AdaptiveLimiter
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
 from introspection_cli.evaluation.plan import (
     JudgePlan,
@@ -59,11 +53,16 @@ from introspection_cli.evaluation.providers import (
     create_provider,
     resolve_endpoint,
 )
-from introspection_cli.evaluation.slots import RowSlots, Slot, row_slots
+from introspection_cli.evaluation.slots import RowSlots, Slot, remembered_rows, row_slots
+from introspection_cli.evaluation.stopped import AuthAbort, ProviderStopped
 from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
 from introspection_cli.evaluation.voting import SampleResult, decide
-from introspection_cli.netenv import proxy_for, ssl_context
 from introspection_cli.recipe.model import Recipe
+
+if TYPE_CHECKING:  # the event loop's side of a run: loaded only by a run that needs one
+    from introspection_cli.evaluation.cache_worker import CacheWorker
+    from introspection_cli.evaluation.dispatch import Dispatcher
+    from introspection_cli.evaluation.limits import AdaptiveLimiter
 
 ProviderFactory = Callable[[str, ProviderSettings], Provider]
 
@@ -159,10 +158,13 @@ def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
     cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     execution = _Execution(plans, options, cache, env, provider_factory, progress,
                            batch_events)
-    # The coroutine returns nothing: on Python 3.11, asyncio.run formats the main task's
-    # repr, its result included, when it puts back the SIGINT handler (twice), and the
-    # repr of a 4,000-row EvalRun took 25 ms each time.
-    asyncio.run(execution.run())
+    if not (options.batch is None and execution.found_by_memo()):
+        import asyncio  # here: a run whose every verdict is found by memo needs no loop
+
+        # The coroutine returns nothing: on Python 3.11, asyncio.run formats the main
+        # task's repr, its result included, when it puts back the SIGINT handler (twice),
+        # and the repr of a 4,000-row EvalRun took 25 ms each time.
+        asyncio.run(execution.run())
     run = execution.eval_run(recipe)
     warnings = list(dict.fromkeys(plan.ignored_temperature for plan in plans
                                   if plan.ignored_temperature))
@@ -218,8 +220,31 @@ class _Execution:
         self.batch_events = batch_events
         self.batch_result = BatchRunResult()
 
+    def found_by_memo(self) -> bool:
+        """Take every row from the cache by memo when every sample of every row is there
+        (:func:`~introspection_cli.evaluation.slots.remembered_rows`), read on this
+        thread with no event loop, and close the cache; False, having taken nothing, as
+        soon as one is not."""
+        if self.cache is None:
+            return False
+        found: list[RowSlots] = []
+        for name in dict.fromkeys(plan.provider for plan in self.plans):
+            rows = remembered_rows([plan for plan in self.plans if plan.provider == name],
+                                   provider=name, endpoint=resolve_endpoint(name, self.env),
+                                   samples=self.options.samples, cache=self.cache)
+            if rows is None:
+                return False
+            found += rows
+        for samples in found:
+            self._track(samples)
+        self.cache.close()
+        self._report_progress()
+        return True
+
     async def run(self) -> None:
         """Make the calls, settling every sample (:meth:`eval_run` then has the outcomes)."""
+        from introspection_cli.evaluation.cache_worker import CacheWorker
+
         self.worker = worker = CacheWorker(self.cache) if self.cache is not None else None
         try:
             await self._run(worker)
@@ -243,6 +268,8 @@ class _Execution:
                                      for plan in self.plans), usage)
 
     async def _run(self, worker: CacheWorker | None) -> None:
+        import asyncio
+
         names = list(dict.fromkeys(plan.provider for plan in self.plans))
         streams = {name: self._tracked(row_slots(
             [plan for plan in self.plans if plan.provider == name], provider=name,
@@ -278,6 +305,8 @@ class _Execution:
 
     def _dispatcher(self, name: str, provider: Provider) -> Dispatcher:
         """How ``name``'s uncached samples are sent (the place for another way of sending)."""
+        from introspection_cli.evaluation.dispatch import DirectDispatcher
+
         dispatcher = DirectDispatcher(provider, self.settle, limiter=self.limiters[name])
         self.dispatchers.append(dispatcher)
         return dispatcher
@@ -285,21 +314,27 @@ class _Execution:
     async def _tracked(self, rows: AsyncIterator[RowSlots]) -> AsyncGenerator[RowSlots, None]:
         """``rows``, each kept for the report and counted as done or pending."""
         async for samples in rows:
-            self.slots += samples
-            hits = sum(1 for slot in samples if slot.result is not None and slot.result.cached)
-            self.usage.cached += hits
-            if samples:
-                self.plan_usage[id(samples[0].plan)].cached += hits
-            pending = sum(1 for slot in samples if slot.result is None)
-            if pending:
-                self.rows_pending[id(samples[0].row)] = pending
-            else:
-                self.rows_done += 1
+            self._track(samples)
             yield samples
+
+    def _track(self, samples: RowSlots) -> None:
+        """Keep a row's samples for the report; count it as done or pending."""
+        self.slots += samples
+        hits = sum(1 for slot in samples if slot.result is not None and slot.result.cached)
+        self.usage.cached += hits
+        if samples:
+            self.plan_usage[id(samples[0].plan)].cached += hits
+        pending = sum(1 for slot in samples if slot.result is None)
+        if pending:
+            self.rows_pending[id(samples[0].row)] = pending
+        else:
+            self.rows_done += 1
 
     def _providers_for(self, first: Mapping[str, Sequence[RowSlots]],
                        streams: Mapping[str, AsyncIterator[RowSlots]]) -> dict[str, Provider]:
         """Create the providers that will be called; a missing key stops the run here."""
+        from introspection_cli.evaluation.limits import AdaptiveLimiter
+
         providers: dict[str, Provider] = {}
         for name, settings in self._settings_for(first).items():
             limiter = AdaptiveLimiter(self.options.concurrency)
@@ -311,6 +346,8 @@ class _Execution:
     def _settings_for(self, first: Mapping[str, Sequence[RowSlots]]
                       ) -> dict[str, ProviderSettings]:
         """Each provider ``first`` needs to call, with its key; a missing key stops the run."""
+        from introspection_cli.netenv import proxy_for, ssl_context
+
         wanted: dict[str, ProviderSettings] = {}
         for name, rows in first.items():
             if not any(slot.result is None for samples in rows for slot in samples):

@@ -12,19 +12,24 @@ whose prompt is over :data:`PROMPT_LIMIT` is an error before it costs anything.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from introspection_cli.evaluation.cache import CacheWorker
 from introspection_cli.evaluation.cache_keys import KeyMaker
 from introspection_cli.evaluation.memo import MemoMaker
 from introspection_cli.evaluation.plan import JudgePlan, PlannedRow
 from introspection_cli.evaluation.providers import ModelRequest
 from introspection_cli.evaluation.verdict import ParsedVerdict
 from introspection_cli.evaluation.voting import SampleResult
+
+if TYPE_CHECKING:  # a fully cached re-run reads its rows without an event loop
+    import asyncio
+
+    from introspection_cli.evaluation.cache import VerdictCache
+    from introspection_cli.evaluation.cache_worker import CacheWorker
 
 #: The largest prompt (system prompt and user message, UTF-8) a row may send.
 PROMPT_LIMIT = 2 * 1024 * 1024
@@ -154,6 +159,31 @@ async def _settled(waiting: _Waiting, cache: CacheWorker | None,
             yield row
 
 
+def remembered_rows(plans: Sequence[JudgePlan], *, provider: str, endpoint: str,
+                    samples: int, cache: VerdictCache) -> list[RowSlots] | None:
+    """Every row of ``plans`` that calls the model, as :func:`row_slots` gives it, when
+    every sample of every one is found by memo; ``None`` at the first that is not.
+
+    Read on the calling thread, before any event loop: for a run with nothing to
+    send, which then needs none.
+    """
+    found: list[RowSlots] = []
+    makers: dict[int, MemoMaker] = {}
+    for plan, rows in _windows(plans):
+        maker = makers.get(id(plan))
+        if maker is None:
+            maker = makers[id(plan)] = MemoMaker(plan, provider=provider, endpoint=endpoint)
+        memos = [maker.memos(row.snapshot_hash, samples) for row in rows]
+        wanted = [memo for row_memos in memos for memo in row_memos if memo is not None]
+        remembered = cache.get_memos(wanted) if wanted and cache.readable else {}
+        for row, row_memos in zip(rows, memos, strict=True):
+            slots = _remembered(plan, row, row_memos, remembered)
+            if slots is None:
+                return None
+            found.append(slots)
+    return found
+
+
 def _remembered(plan: JudgePlan, row: PlannedRow, memos: Sequence[str | None],
                 remembered: Mapping[str, tuple[str, ParsedVerdict]]) -> RowSlots | None:
     """The row's samples from the cache by memo, when every one of them is there."""
@@ -179,6 +209,8 @@ def _rendered(maker: _PlanMakers, row: PlannedRow, memos: Sequence[str | None],
 
 
 def _nothing_found() -> asyncio.Future[dict[str, tuple[str, ParsedVerdict]]]:
+    import asyncio
+
     future: asyncio.Future[dict[str, tuple[str, ParsedVerdict]]] = (
         asyncio.get_running_loop().create_future())
     future.set_result({})

@@ -9,6 +9,7 @@ the stub model server, with a hang guard (tests/hostile/harness.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -166,17 +167,27 @@ def test_a_read_only_cache_serves_a_fully_cached_run(
 def test_cache_reads_and_writes_never_run_on_the_event_loop_thread(
         tmp_path: Path, recipe: Path, server: StubModelServer,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[str] = []
-    for name in ("get_many", "write"):
+    calls: list[tuple[str, str, bool]] = []  # (method, thread, whether a loop runs in it)
+    for name in ("get_many", "get_memos", "write"):
         original = getattr(VerdictCache, name)
 
-        def recorded(self: VerdictCache, *args: object, _original: object = original) -> object:
-            threads.append(threading.current_thread().name)
+        def recorded(self: VerdictCache, *args: object, _original: object = original,
+                     _name: str = name) -> object:
+            try:
+                asyncio.get_running_loop()
+                in_loop = True
+            except RuntimeError:
+                in_loop = False
+            calls.append((_name, threading.current_thread().name, in_loop))
             return _original(self, *args)  # type: ignore[operator]
 
         monkeypatch.setattr(VerdictCache, name, recorded)
     env = {"OPENAI_BASE_URL": server.openai_url, "OPENAI_API_KEY": SENTINEL_KEY}
     options = EvalOptions(cache_dir=tmp_path / "cache", max_retries=0, timeout=5.0)
-    for _ in range(2):  # a cold run writes, the second one reads everything
-        run_eval(recipe_object(recipe), options, environ=env)
-    assert threads and threading.main_thread().name not in threads
+    run_eval(recipe_object(recipe), options, environ=env)  # cold: calls, then writes
+    writes = {thread for method, thread, _ in calls if method == "write"}
+    assert writes and threading.main_thread().name not in writes
+    # Found by memo, every row: read before any event loop starts (on the main thread).
+    again = run_eval(recipe_object(recipe), options, environ=env)
+    assert again.run.usage.requests == 0
+    assert calls and not any(in_loop for _, _, in_loop in calls), calls

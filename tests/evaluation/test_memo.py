@@ -227,6 +227,29 @@ def test_a_rerun_of_unchanged_rows_renders_no_prompt(
         (r.outcome, r.reasoning) for r in first.run.judges[0].rows]
 
 
+def test_a_new_row_among_remembered_ones_is_the_only_one_rendered_and_sent(
+        tmp_path: Path, stub: StubModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    recipe = billing_recipe(tmp_path)
+    run(recipe)
+    calibration = recipe.judges["billing"].calibration_path
+    with calibration.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(fixture_row("conv_new", "refund new VERDICT:fail")) + "\n")
+    from introspection_cli.evaluation.prompts import render
+
+    rendered: list[str] = []
+    real = render.JudgePrompt.render
+
+    def counted(self: render.JudgePrompt, judge_input: Any, gate: Any) -> Any:
+        rendered.append(judge_input["conversation_id"])
+        return real(self, judge_input, gate)
+
+    monkeypatch.setattr(render.JudgePrompt, "render", counted)
+    again = run(recipe)
+    assert (again.run.usage.requests, again.run.usage.cached) == (1, 3)
+    assert rendered == ["conv_new"]
+    assert [r.outcome for r in again.run.judges[0].rows] == ["pass", "pass", "pass", "fail"]
+
+
 def test_a_changed_gate_order_renders_and_calls_again(tmp_path: Path,
                                                      stub: StubModelServer) -> None:
     run(billing_recipe(tmp_path))
@@ -265,11 +288,11 @@ try:
 except SystemExit as exit:
     print(exit.code)
 print(sorted({m.split(".")[0] for m in sys.modules}
-             & {"openai", "anthropic", "jinja2", "aiohttp", "httpx2", "rich"}))
+             & {"openai", "anthropic", "jinja2", "aiohttp", "httpx2", "rich", "asyncio"}))
 """
 
 
-def test_a_fully_cached_run_imports_no_sdk_http_stack_or_jinja2(
+def test_a_fully_cached_run_imports_no_sdk_http_stack_jinja2_or_event_loop(
         tmp_path: Path, stub: StubModelServer) -> None:
     root = billing_recipe(tmp_path).root
     outputs = [subprocess.run([sys.executable, "-c", _CLI_RUN, str(root)], capture_output=True,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 from introspection_cli.evaluation.batch.interface import ItemResult, ResultNotCollected
-from introspection_cli.evaluation.cache import CacheWorker
+from introspection_cli.evaluation.cache_worker import CacheWorker
 from introspection_cli.evaluation.outcomes import Usage
 from introspection_cli.evaluation.providers.interface import ModelReply
 from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
