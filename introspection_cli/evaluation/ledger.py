@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # `judges status` reads the ledger and needs none of a run's values
-    from introspection_cli.evaluation.outcomes import EvalRun
+    from introspection_cli.evaluation.outcomes import EvalRun, RowOutcome
 
 LEDGER_FILE = "evaluations.sqlite3"
 #: Seconds to wait for another run's write; the ledger is never worth a stall.
@@ -79,7 +79,8 @@ class Ledger:
     _writable: bool = field(default=False, repr=False)
     _failed: bool = field(default=False, repr=False)
 
-    def record(self, judge: str, fingerprint: str, rows: Iterable[EvaluatedRow]) -> None:
+    def record(self, judge: str, fingerprint: str,
+               rows: Iterable[EvaluatedRow | RowOutcome]) -> None:
         """Record ``rows`` as evaluated by ``judge`` at ``fingerprint`` (latest outcome wins)."""
         values = [(judge, fingerprint, row.conversation_id, row.split, row.outcome)
                   for row in rows]
@@ -216,8 +217,7 @@ def record_run(ledger: Ledger, run: EvalRun) -> list[str]:
         if judge.fingerprint is None:
             continue
         ledger.record(judge.name, judge.fingerprint,
-                      (EvaluatedRow(row.conversation_id, row.split, row.outcome)
-                       for row in judge.rows if row.outcome != "error"))
+                      (row for row in judge.rows if row.outcome != "error"))
         test_rows = {row.conversation_id for row in judge.rows if row.split == "test"}
         seen = ledger.fingerprints_seen(judge.name, test_rows)
         if len(seen) >= 2:

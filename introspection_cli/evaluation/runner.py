@@ -320,11 +320,15 @@ class _Execution:
     def _track(self, samples: RowSlots) -> None:
         """Keep a row's samples for the report; count it as done or pending."""
         self.slots += samples
-        hits = sum(1 for slot in samples if slot.result is not None and slot.result.cached)
+        hits = pending = 0
+        for slot in samples:
+            if slot.result is None:
+                pending += 1
+            elif slot.result.cached:
+                hits += 1
         self.usage.cached += hits
         if samples:
             self.plan_usage[id(samples[0].plan)].cached += hits
-        pending = sum(1 for slot in samples if slot.result is None)
         if pending:
             self.rows_pending[id(samples[0].row)] = pending
         else:
@@ -465,6 +469,12 @@ class _Execution:
                               error=row.gate_error, snapshot_hash=row.snapshot_hash)
         if row.gated:
             return RowOutcome(row.line, row.conversation_id, row.split, row.expected, "gated",
+                              snapshot_hash=row.snapshot_hash)
+        if len(samples) == 1 and samples[0].verdict is not None:  # the usual row: one verdict
+            only, verdict = samples[0], samples[0].verdict
+            return RowOutcome(row.line, row.conversation_id, row.split, row.expected,
+                              verdict.verdict, samples=(verdict.verdict,),
+                              reasoning=verdict.reasoning, cached=only.cached,
                               snapshot_hash=row.snapshot_hash)
         decision = decide(samples)
         if decision.outcome == "error":

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from introspection_cli.reporting.baseline import McNemar, paired_test
+if TYPE_CHECKING:  # the paired test is loaded only by a run that compares models
+    from introspection_cli.reporting.baseline import McNemar
 
 #: The split models are compared on: every evaluated row.
 COMPARED_SPLIT = "all"
@@ -64,6 +65,8 @@ def compare_models(judge: Mapping[str, Any], *,
     others = judge.get("models") or ()
     if not others:
         return ()
+    from introspection_cli.reporting.baseline import paired_test
+
     first_rows = {row["conversation_id"]: row for row in judge["rows"]}
     results = [_result(judge, None, price)]
     for other in others:

@@ -84,6 +84,7 @@ def test_every_input_of_the_prompt_changes_the_memo(change: dict[str, Any]) -> N
 def test_each_sample_has_its_own_memo_and_memos_are_stable() -> None:
     first, second = memos()
     assert first != second and memos() == [first, second]
+    assert memos(samples=1) == [first]  # sample 0 is sample 0 whatever --samples says
     # Credentials in the URL are not part of the endpoint's identity (as for the key).
     assert memos(endpoint="http://user:secret@127.0.0.1:9/v1") == [first, second]
 
@@ -288,7 +289,7 @@ try:
 except SystemExit as exit:
     print(exit.code)
 print(sorted({m.split(".")[0] for m in sys.modules}
-             & {"openai", "anthropic", "jinja2", "aiohttp", "httpx2", "rich", "asyncio"}))
+             & {"openai", "anthropic", "jinja2", "aiohttp", "httpx2", "rich", "asyncio", "ssl"}))
 """
 
 

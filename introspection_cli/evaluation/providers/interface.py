@@ -10,11 +10,13 @@ alike, so a misbehaving server is handled in one place.
 from __future__ import annotations
 
 import abc
-import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:  # only a type here: a run that calls nothing never loads ssl
+    import ssl
 
 Role = Literal["system", "user"]
 
