@@ -6,8 +6,8 @@ that key takes rendering the prompt. But a row's request is a function of
 * the code that renders and keys it: every source file and template of this
   package (by content), the libraries it renders and hashes with (by installed
   version) and the Python running it;
-* the judge as the prompt reads it: its instructions and its gate, matchers and
-  fields in their order (the order shows in the prompt);
+* the judge as the prompt reads it: its instructions and its gate (matchers in
+  their order; a matcher's fields by name, as the prompt shows them);
 * the request's fixed parts: provider, endpoint, model, the parameters as sent,
   the verdict tool;
 * the row's ``judge_input``, which a verified row names by its ``snapshot_hash``
@@ -116,8 +116,8 @@ class MemoMaker:
             "tool": [fixed.tool_name, fixed.tool_description, dict(fixed.tool_schema)],
             "instructions": judge.instructions,
             "gate": None if judge.gate is None else [
-                [matcher.event, [[name, value.raw, value.pattern, value.flags]
-                                 for name, value in matcher.fields.items()]]
+                [matcher.event, {name: [value.raw, value.pattern, value.flags]
+                                 for name, value in matcher.fields.items()}]
                 for matcher in judge.gate],
         }
         self._start = hashlib.sha256(canonical_json(identity))

@@ -62,8 +62,6 @@ OTHER_PATTERN = (Matcher("message", {**BILLING_GATE[0].fields,
 CHANGES: dict[str, dict[str, Any]] = {
     "instructions": {"judge": dataclasses.replace(JUDGE, instructions="Return fail.")},
     "gate pattern": {"judge": dataclasses.replace(JUDGE, gate=OTHER_PATTERN)},
-    # The prompt shows a matcher's fields in the order written (the fingerprint does not).
-    "gate field order": {"judge": dataclasses.replace(JUDGE, gate=SWAPPED_FIELDS)},
     "no gate": {"judge": dataclasses.replace(JUDGE, gate=None)},
     "temperature": {"judge": dataclasses.replace(
         JUDGE, llm=dataclasses.replace(JUDGE.llm, temperature=0.5))},
@@ -79,6 +77,12 @@ CHANGES: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
 def test_every_input_of_the_prompt_changes_the_memo(change: dict[str, Any]) -> None:
     assert set(memos(**change)).isdisjoint(memos())
+
+
+def test_the_order_a_matchers_fields_are_written_in_is_not_an_input() -> None:
+    # The prompt shows them by name (tests/evaluation/test_prompt_render.py), as the
+    # fingerprint sees them: one request, one memo.
+    assert memos(dataclasses.replace(JUDGE, gate=SWAPPED_FIELDS)) == memos()
 
 
 def test_each_sample_has_its_own_memo_and_memos_are_stable() -> None:
@@ -251,14 +255,15 @@ def test_a_new_row_among_remembered_ones_is_the_only_one_rendered_and_sent(
     assert [r.outcome for r in again.run.judges[0].rows] == ["pass", "pass", "pass", "fail"]
 
 
-def test_a_changed_gate_order_renders_and_calls_again(tmp_path: Path,
-                                                     stub: StubModelServer) -> None:
-    run(billing_recipe(tmp_path))
+def test_a_gate_with_its_fields_reordered_is_the_same_request(tmp_path: Path,
+                                                              stub: StubModelServer) -> None:
+    first = run(billing_recipe(tmp_path))
+    assert "matched `event=message role=user text=/refund|invoice/i`" in stub.requests[-1].user_text
     swapped = (Matcher("message", {"text": BILLING_GATE[0].fields["text"],
                                    "role": BILLING_GATE[0].fields["role"]}),)
     again = run(billing_recipe(tmp_path, gate=swapped))
-    assert again.run.usage.requests == 3  # another prompt: another request
-    assert "matched `event=message text=/refund|invoice/i role=user`" in stub.requests[-1].user_text
+    # Same fingerprint, same prompt: every verdict is the cached one, nothing is sent.
+    assert (again.run.usage.requests, again.run.usage.cached) == (0, first.run.usage.requests)
 
 
 def test_verdicts_cached_without_memos_are_found_by_key_then_by_memo(

@@ -122,3 +122,16 @@ def test_lookalike_markers_are_neutralised_in_place() -> None:
     assert neutralise_markers(once) == once
     plain = "nothing to see [here] or [ending evaluation]"
     assert neutralise_markers(plain) is plain
+
+
+def test_a_gate_is_described_the_same_whatever_order_its_fields_are_written_in() -> None:
+    # The fingerprint (RFC 8785: object keys sorted) does not see the order of a
+    # matcher's fields, so the request must not depend on it either: two judges with
+    # one fingerprint send one prompt, and a certificate stays true of what is sent.
+    from introspection_cli.evaluation.fingerprint import judge_fingerprint
+
+    role, text = GATE[0].fields["role"], GATE[0].fields["text"]
+    swapped = judge(gate=(Matcher("message", {"text": text, "role": role}, line=3),))
+    events = [{"type": "message", "role": "user", "text": "I want a refund"}]
+    assert render(events, swapped) == render(events)
+    assert judge_fingerprint(swapped) == judge_fingerprint(judge())
