@@ -15,6 +15,7 @@ class ``not_applicable``. See ``docs/statistics.md`` for how to read them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -82,18 +83,23 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
     to tell apart from chance). Callers must drop ``error`` rows first; an
     ``error`` label raises ``ValueError``.
     """
-    if not pairs:
-        return None
+    return _kappa_of_counts(Counter(pairs))
+
+
+def _kappa_of_counts(pairs: Mapping[tuple[str, str], int]) -> float | None:
+    """:func:`cohen_kappa` over (expected, outcome) -> how many rows had that pair."""
     classes: dict[str, int] = {label: index for index, label in enumerate(VERDICTS)}
     expected_totals = [0] * len(VERDICTS)
     outcome_totals = [0] * len(VERDICTS)
-    diagonal = 0
-    for expected, outcome in pairs:
+    diagonal = total = 0
+    for (expected, outcome), count in pairs.items():
         row, column = classes[_as_verdict(expected)], classes[_as_verdict(outcome)]
-        expected_totals[row] += 1
-        outcome_totals[column] += 1
-        diagonal += row == column
-    total = len(pairs)
+        expected_totals[row] += count
+        outcome_totals[column] += count
+        diagonal += count if row == column else 0
+        total += count
+    if not total:
+        return None
     # kappa = (p_o - p_e) / (1 - p_e), multiplied through by total² so the
     # undefined case is an exact integer zero rather than a float near it.
     chance = sum(e * o for e, o in zip(expected_totals, outcome_totals, strict=True))
@@ -110,45 +116,58 @@ def agrees(expected: str, outcome: str) -> bool:
 
 def confusion_matrix(rows: Iterable[RowOutcome]) -> dict[str, dict[str, int]]:
     """Expected label -> outcome -> count, with every verdict and outcome present (zeros kept)."""
+    pairs: Counter[tuple[str, str]] = Counter((row.expected, row.outcome) for row in rows)
+    return _confusion_of_counts(pairs)
+
+
+def _confusion_of_counts(pairs: Mapping[tuple[str, str], int]) -> dict[str, dict[str, int]]:
     matrix: dict[str, dict[str, int]] = {
         label: dict.fromkeys(OUTCOMES, 0) for label in VERDICTS
     }
-    for row in rows:
-        matrix[row.expected][row.outcome] += 1
+    for (expected, outcome), count in pairs.items():
+        matrix[expected][outcome] += count
     return matrix
 
 
-def _rate(rows: Sequence[RowOutcome], label: str) -> Interval | None:
-    """Share of rows expected ``label`` whose outcome is ``label`` (TPR for pass, TNR for fail)."""
-    labelled = [row for row in rows if row.expected == label]
-    return wilson_interval(sum(row.outcome == label for row in labelled), len(labelled))
+def _rate(pairs: Mapping[tuple[str, str], int], label: str) -> Interval | None:
+    """Share of rows expected ``label`` whose outcome is ``label`` (TPR for pass, TNR for fail),
+    over (expected, outcome) -> count."""
+    labelled = sum(count for (expected, _), count in pairs.items() if expected == label)
+    return wilson_interval(pairs.get((label, label), 0), labelled)
 
 
-def _precision(rows: Sequence[RowOutcome], verdict: str) -> Interval | None:
+def _precision(pairs: Mapping[tuple[str, str], int], verdict: str) -> Interval | None:
     """Share of rows whose outcome is ``verdict`` (gated counts as not_applicable) that are
     labelled ``verdict``: how far a verdict of this judge can be taken at its word."""
-    given = [row for row in rows if _as_verdict(row.outcome) == verdict]
-    return wilson_interval(sum(row.expected == verdict for row in given), len(given))
+    given = {(expected, outcome): count for (expected, outcome), count in pairs.items()
+             if _as_verdict(outcome) == verdict}
+    return wilson_interval(sum(count for (expected, _), count in given.items()
+                               if expected == verdict), sum(given.values()))
 
 
 def split_stats(rows: Sequence[RowOutcome]) -> SplitStats:
     """Every statistic of SPEC §3.2 over ``rows`` (one split of one judge).
 
     ``unstable`` counts rows whose samples disagreed, including ties, which
-    are ``error`` rows ("no majority").
+    are ``error`` rows ("no majority"). Every statistic but ``unstable`` is a
+    function of how many rows had each (expected, outcome) pair, so the rows are
+    counted once and the statistics read the counts.
     """
-    scored = [row for row in rows if row.outcome != "error"]
+    pairs: Counter[tuple[str, str]] = Counter((row.expected, row.outcome) for row in rows)
+    scored: dict[tuple[str, str], int] = {pair: count for pair, count in pairs.items()
+                                          if pair[1] != "error"}
     return SplitStats(
         n=len(rows),
-        judged=sum(row.outcome in VERDICTS for row in rows),
-        gated=sum(row.outcome == "gated" for row in rows),
-        errors=len(rows) - len(scored),
+        judged=sum(count for (_, outcome), count in pairs.items() if outcome in VERDICTS),
+        gated=sum(count for (_, outcome), count in pairs.items() if outcome == "gated"),
+        errors=len(rows) - sum(scored.values()),
         unstable=sum(row.unstable for row in rows),
-        agreement=wilson_interval(sum(agrees(r.expected, r.outcome) for r in scored), len(scored)),
-        kappa=cohen_kappa([(row.expected, row.outcome) for row in scored]),
+        agreement=wilson_interval(sum(count for pair, count in scored.items() if agrees(*pair)),
+                                  sum(scored.values())),
+        kappa=_kappa_of_counts(scored),
         tpr=_rate(scored, "pass"),
         tnr=_rate(scored, "fail"),
-        confusion=confusion_matrix(rows),
+        confusion=_confusion_of_counts(pairs),
         precision={verdict: _precision(scored, verdict) for verdict in VERDICTS},
     )
 

@@ -246,3 +246,31 @@ def test_stats_by_split_partitions_rows(rows: list[RowOutcome]) -> None:
     assert by_split["all"] == split_stats(rows)
     assert sum(by_split[s].n for s in ("train", "dev", "test", "unsplit")) == len(rows)
     assert by_split["unsplit"].n == sum(r.split is None for r in rows)
+
+
+@given(rows_strategy)
+def test_split_stats_equal_their_row_by_row_definitions(rows: list[RowOutcome]) -> None:
+    """split_stats reads counts of (expected, outcome) pairs; each statistic is the same
+    value, to the last bit, as its definition over the rows."""
+    stats = split_stats(rows)
+    scored = [r for r in rows if r.outcome != "error"]
+
+    def share(counted: list[RowOutcome], among: list[RowOutcome]) -> Interval | None:
+        return wilson_interval(len(counted), len(among))
+
+    def as_verdict(outcome: str) -> str:
+        return "not_applicable" if outcome == "gated" else outcome
+
+    assert stats.judged == sum(r.outcome in VERDICTS for r in rows)
+    assert stats.gated == sum(r.outcome == "gated" for r in rows)
+    assert stats.unstable == sum(r.unstable for r in rows)
+    assert stats.agreement == share([r for r in scored if agrees(r.expected, r.outcome)], scored)
+    assert stats.kappa == cohen_kappa([(r.expected, r.outcome) for r in scored])
+    for statistic, label in (("tpr", "pass"), ("tnr", "fail")):
+        labelled = [r for r in scored if r.expected == label]
+        assert getattr(stats, statistic) == share(
+            [r for r in labelled if r.outcome == label], labelled)
+    for verdict in VERDICTS:
+        given_it = [r for r in scored if as_verdict(r.outcome) == verdict]
+        assert stats.precision[verdict] == share(
+            [r for r in given_it if r.expected == verdict], given_it)
