@@ -84,7 +84,7 @@ def load_prices(environ: Mapping[str, str] | None = None,
     read or is malformed is a :class:`ConfigError` naming the file and what to fix."""
     env = os.environ if environ is None else environ
     if config_dir is None:
-        from introspection_cli.runtime.credentials import config_dir as default_config_dir
+        from introspection_cli.config_dir import config_dir as default_config_dir
 
         config_dir = default_config_dir(env)
     path, named = prices_path(env, config_dir)

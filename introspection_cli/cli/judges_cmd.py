@@ -110,7 +110,6 @@ def eval_command(
     evaluated; 2 usage error, or an API key missing or rejected; 3 rows failed at
     the model provider after retries (the report is still shown).
     """
-    from introspection_cli.cli.batch_progress import BatchProgress
     from introspection_cli.cli.progress import RowProgress, StatusLine
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.reporting.formats import check_report_format
@@ -142,7 +141,11 @@ def eval_command(
                               gates=gates, color=stream_wants_color(sys.stdout))
     # The progress line only on a terminal: a log or a pipe gets no redrawn line.
     line = StatusLine(sys.stderr) if stream_redraws(sys.stderr) else None
-    batches = BatchProgress(sys.stderr, redraw=line is not None, line=line) if batch else None
+    batches = None
+    if batch:
+        from introspection_cli.cli.batch_progress import BatchProgress
+
+        batches = BatchProgress(sys.stderr, redraw=line is not None, line=line)
     # A batch run's rows land all at once when a batch ends: a rate or an ETA would mislead.
     progress = RowProgress(line, eta=not batch) if line is not None else None
     try:

@@ -22,13 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from introspection_cli.errors import ConfigError, UsageError
-from introspection_cli.evaluation.batch import (
-    BatchEvents,
-    BatchItem,
-    BatchOptions,
-    BatchRunResult,
-    ResultNotCollected,
-)
 from introspection_cli.evaluation.cache import VerdictCache, default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT
@@ -54,12 +47,13 @@ from introspection_cli.evaluation.providers import (
     resolve_endpoint,
 )
 from introspection_cli.evaluation.slots import RowSlots, Slot, remembered_rows, row_slots
-from introspection_cli.evaluation.stopped import AuthAbort, ProviderStopped
+from introspection_cli.evaluation.stopped import AuthAbort, ProviderStopped, ResultNotCollected
 from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
 from introspection_cli.evaluation.voting import SampleResult, decide
 from introspection_cli.recipe.model import Recipe
 
-if TYPE_CHECKING:  # the event loop's side of a run: loaded only by a run that needs one
+if TYPE_CHECKING:  # the event loop's side of a run, and --batch's: loaded only when needed
+    from introspection_cli.evaluation.batch import BatchEvents, BatchOptions, BatchRunResult
     from introspection_cli.evaluation.cache_worker import CacheWorker
     from introspection_cli.evaluation.dispatch import Dispatcher
     from introspection_cli.evaluation.limits import AdaptiveLimiter
@@ -168,13 +162,16 @@ def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
     run = execution.eval_run(recipe)
     warnings = list(dict.fromkeys(plan.ignored_temperature for plan in plans
                                   if plan.ignored_temperature))
-    warnings += execution.batch_result.warnings
+    batch = execution.batch_result
+    if batch is not None:
+        warnings += batch.warnings
     if cache is not None:
         warnings += cache.warnings
     return EvalResult(run, execution.service_failures,
                       cache.write_failures if cache is not None else 0,
                       tuple(w for w in warnings if w), execution.refused,
-                      tuple(execution.refusals.values()), execution.batch_result.still_running)
+                      tuple(execution.refusals.values()),
+                      batch.still_running if batch is not None else ())
 
 
 def _check_options(options: EvalOptions) -> None:
@@ -218,7 +215,8 @@ class _Execution:
         self.dispatchers: list[Dispatcher] = []
         self.worker: CacheWorker | None = None
         self.batch_events = batch_events
-        self.batch_result = BatchRunResult()
+        #: What ``--batch`` sent and left running (``None``: a direct run).
+        self.batch_result: BatchRunResult | None = None
 
     def found_by_memo(self) -> bool:
         """Take every row from the cache by memo when every sample of every row is there
@@ -377,6 +375,7 @@ class _Execution:
                                first: Mapping[str, Sequence[RowSlots]],
                                streams: Mapping[str, AsyncIterator[RowSlots]]) -> None:
         """Every uncached sample through its provider's batch API (``--batch``)."""
+        from introspection_cli.evaluation.batch import BatchItem
         from introspection_cli.evaluation.batch.dispatch import send_in_batches
         from introspection_cli.evaluation.batch.sink import SlotSink
 

@@ -1,12 +1,18 @@
-"""Why a provider's samples stop being sent: values the runner reads with or without a call.
+"""Why a provider's samples stop being sent, or go without a result: values the runner
+reads with or without a call.
 
-Apart from :mod:`.dispatch` (which needs the event loop), so a run that sends
-nothing imports no asyncio to recognise them.
+Apart from :mod:`.dispatch` (which needs the event loop) and the batch package
+(which re-exports :class:`ResultNotCollected`), so a run that sends nothing imports
+neither asyncio nor the batch layer to recognise them.
 """
 
 from __future__ import annotations
 
-from introspection_cli.evaluation.providers import ProviderAuthError, ProviderError
+from introspection_cli.evaluation.providers import (
+    ProviderAuthError,
+    ProviderError,
+    ProviderServiceError,
+)
 
 
 class ProviderStopped(ProviderError):
@@ -23,3 +29,8 @@ class AuthAbort(Exception):
     def __init__(self, error: ProviderAuthError) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+class ResultNotCollected(ProviderServiceError):
+    """A request whose result this run did not get: its batch is still running, or its
+    results could not be read. The next run collects it from the same batch."""

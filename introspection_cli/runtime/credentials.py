@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from introspection_cli.config_dir import CONFIG_DIR_ENV as CONFIG_DIR_ENV
+from introspection_cli.config_dir import config_dir as config_dir
 from introspection_cli.errors import ConfigError
 from introspection_cli.fsutil import atomic_write_text, kind_of
 
-CONFIG_DIR_ENV = "INTROSPECTION_CONFIG_DIR"
 URL_ENV = "INTROSPECTION_API_URL"
 TOKEN_ENV = "INTROSPECTION_TOKEN"  # noqa: S105 (a variable name, not a secret)
 CREDENTIALS_FILE = "credentials.json"
@@ -37,17 +38,6 @@ class Credentials:
 
     url: str
     token: str = field(repr=False)
-
-
-def config_dir(environ: Mapping[str, str]) -> Path:
-    """The directory holding the stored login."""
-    override = environ.get(CONFIG_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    # Imported here: only login/logout/export need it, never `introspection check`.
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("introspection"))
 
 
 def credentials_path(environ: Mapping[str, str]) -> Path:

@@ -293,8 +293,9 @@ try:
     main(["judges", "eval", sys.argv[1], "--format", "json"])
 except SystemExit as exit:
     print(exit.code)
-print(sorted({m.split(".")[0] for m in sys.modules}
-             & {"openai", "anthropic", "jinja2", "aiohttp", "httpx2", "rich", "asyncio", "ssl"}))
+print(sorted(({m.split(".")[0] for m in sys.modules} | set(sys.modules))
+             & {"openai", "anthropic", "jinja2", "aiohttp", "httpx2", "rich", "asyncio", "ssl",
+                "introspection_cli.evaluation.batch"}))
 """
 
 
@@ -305,5 +306,6 @@ def test_a_fully_cached_run_imports_no_sdk_http_stack_jinja2_or_event_loop(
                               text=True, check=False, cwd=REPO).stdout for _ in range(2)]
     first, again = (output.strip().splitlines()[-2:] for output in outputs)
     assert first[0] == "0" and "openai" in first[1] and "jinja2" in first[1], outputs[0]
+    assert "introspection_cli.evaluation.batch" not in first[1], outputs[0]  # only --batch
     assert again == ["0", "[]"], outputs[1]
     assert len(stub.requests) == 3

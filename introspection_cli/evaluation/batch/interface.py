@@ -21,8 +21,8 @@ from introspection_cli.evaluation.providers.interface import (
     ModelReply,
     ModelRequest,
     ProviderError,
-    ProviderServiceError,
 )
+from introspection_cli.evaluation.stopped import ResultNotCollected as ResultNotCollected
 
 #: One request's result: the model's reply, or why there is none (a
 #: ``ProviderServiceError`` for a request the provider failed, expired or
@@ -62,14 +62,6 @@ class BatchState:
     total: int
     failure: str | None = None
     results: Any = None
-
-
-class ResultNotCollected(ProviderServiceError):
-    """A request whose result this run did not get: its batch is still running, or its
-    results could not be read. The next run collects it from the same batch."""
-
-    #: What the runner checks (without importing this package for a direct run).
-    not_collected = True
 
 
 class BatchGone(Exception):
