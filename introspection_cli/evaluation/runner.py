@@ -50,6 +50,7 @@ from introspection_cli.evaluation.slots import RowSlots, Slot, remembered_rows, 
 from introspection_cli.evaluation.stopped import AuthAbort, ProviderStopped, ResultNotCollected
 from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
 from introspection_cli.evaluation.voting import SampleResult, decide
+from introspection_cli.gcpause import collector_paused
 from introspection_cli.recipe.model import Recipe
 
 if TYPE_CHECKING:  # the event loop's side of a run, and --batch's: loaded only when needed
@@ -152,14 +153,19 @@ def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
     cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
     execution = _Execution(plans, options, cache, env, provider_factory, progress,
                            batch_events)
-    if not (options.batch is None and execution.found_by_memo()):
+    # Read on this thread, nothing sent: every slot and outcome lives for the run, and
+    # none is in a cycle, so the collector's passes over them would free nothing.
+    with collector_paused(freeze=True):
+        remembered = options.batch is None and execution.found_by_memo()
+    if not remembered:
         import asyncio  # here: a run whose every verdict is found by memo needs no loop
 
         # The coroutine returns nothing: on Python 3.11, asyncio.run formats the main
         # task's repr, its result included, when it puts back the SIGINT handler (twice),
         # and the repr of a 4,000-row EvalRun took 25 ms each time.
         asyncio.run(execution.run())
-    run = execution.eval_run(recipe)
+    with collector_paused(freeze=remembered):
+        run = execution.eval_run(recipe)
     warnings = list(dict.fromkeys(plan.ignored_temperature for plan in plans
                                   if plan.ignored_temperature))
     batch = execution.batch_result
