@@ -94,8 +94,17 @@ class Ledger:
                 db.execute("BEGIN IMMEDIATE")
                 # Only what changed is written: a re-run of the same rows with the same
                 # outcomes (the usual case) then modifies no page, and commits without
-                # waiting for the disk.
-                db.executemany(_RECORD, values)
+                # waiting for the disk. Comparing here, with the rows read at once, is
+                # cheaper than asking the upsert to compare each row (_RECORD still does).
+                recorded = {conversation_id: (split, outcome)
+                            for conversation_id, split, outcome in db.execute(
+                                "SELECT conversation_id, split, outcome FROM evaluations "
+                                "WHERE judge = ? AND fingerprint = ?", (judge, fingerprint))}
+                latest = {value[2]: value for value in values}  # a repeated row: its last
+                changed = [value for value in latest.values()
+                           if recorded.get(value[2]) != (value[3], value[4])]
+                if changed:
+                    db.executemany(_RECORD, changed)
 
     def fingerprints_seen(self, judge: str, conversation_ids: Collection[str]) -> set[str]:
         """The distinct fingerprints under which any of ``conversation_ids`` was evaluated."""

@@ -69,6 +69,19 @@ def test_the_latest_outcome_wins_and_an_unchanged_row_is_not_written_again(
     ledger.close()
 
 
+def test_a_row_recorded_twice_in_one_call_keeps_its_last_outcome(tmp_path: Path) -> None:
+    ledger = open_ledger(tmp_path)
+    ledger.record("billing", FP_A, [EvaluatedRow("c1", "dev", "pass")])
+    ledger.record("billing", FP_A, [EvaluatedRow("c1", "dev", "fail"),
+                                    EvaluatedRow("c1", "dev", "pass")])
+    assert ledger.outcomes("billing", FP_A) == {"c1": "pass"}
+    ledger.record("billing", FP_A, [EvaluatedRow("c1", "dev", "pass"),
+                                    EvaluatedRow("c1", "test", "fail")])
+    assert ledger.outcomes("billing", FP_A) == {"c1": "fail"}
+    assert ledger.fingerprints_seen("billing", {"c1"}) == {FP_A}
+    ledger.close()
+
+
 def test_a_row_tuned_against_in_dev_and_moved_to_test_counts_as_exposed(tmp_path: Path) -> None:
     ledger = open_ledger(tmp_path)
     record_run(ledger, _run(FP_A, (RowOutcome(1, "c1", "dev", "pass", "pass"),)))
