@@ -25,6 +25,7 @@ from typing import Any
 
 from introspection_cli.errors import DataError, ExitCode, UsageError
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
+from introspection_cli.evaluation.outcomes import SPLITS
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
@@ -61,10 +62,8 @@ class EstimateSettings:
         if (self.report is None) != (self.split is None):
             raise UsageError("--report and --split go together: the calibration is that "
                              "split's TPR and TNR in that report")
-        if self.split is not None and self.split not in ("train", "dev", "test", "unsplit",
-                                                         "all"):
-            raise UsageError(f"unknown --split {self.split!r}; use one of: train, dev, test, "
-                             "unsplit, all")
+        if self.split is not None and self.split not in SPLITS:
+            raise UsageError(f"unknown --split {self.split!r}; use one of: {', '.join(SPLITS)}")
         if self.fmt not in ("text", "json"):
             raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
 
