@@ -29,6 +29,7 @@ from introspection_cli.recipe.selection import select_judges as select_judges
 
 if TYPE_CHECKING:  # Jinja2 is imported only by a run that renders a prompt
     from introspection_cli.evaluation.prompts.render import JudgePrompt
+    from introspection_cli.fixture import FixtureRow
 
 #: Values ``--split`` accepts; ``unsplit`` selects rows whose split is null.
 SELECTABLE_SPLITS = ("train", "dev", "test", "unsplit")
@@ -38,10 +39,12 @@ SELECTABLE_SPLITS = ("train", "dev", "test", "unsplit")
 class PlannedRow:
     """A labelled row and what will happen to it: gated, a gate error, or a model call.
 
-    A row that calls the model keeps what its prompt is rendered from
-    (``judge_input`` and the gate's matches); :meth:`JudgePlan.request_for`
-    renders it when the runner gets to the row, so the first calls go out while
-    later rows are still being rendered.
+    A row that calls the model keeps what its prompt is rendered from: the
+    verified line its ``judge_input`` is read back from (a line's bytes are a
+    tenth of its parsed tree, and a re-run whose verdicts are all cached never
+    reads them) and the gate's matches. :meth:`JudgePlan.request_for` renders it
+    when the runner gets to the row, so the first calls go out while later rows
+    are still being rendered.
     """
 
     line: int
@@ -50,13 +53,14 @@ class PlannedRow:
     expected: Verdict
     gate_error: str | None = None
     gated: bool = False
-    judge_input: Mapping[str, Any] | None = field(default=None, repr=False)
+    #: The verified line (:attr:`~introspection_cli.fixture.FixtureRow.text`).
+    text: bytes | None = field(default=None, repr=False)
     gate: GateResult | None = field(default=None, repr=False)
     snapshot_hash: str | None = None  # which conversation text the row holds
 
     @property
     def calls_model(self) -> bool:
-        return self.judge_input is not None
+        return self.text is not None
 
 
 @dataclass(frozen=True)
@@ -85,9 +89,11 @@ class JudgePlan:
 
     def request_for(self, row: PlannedRow) -> ModelRequest:
         """The exact request for a row that calls the model."""
-        if row.judge_input is None or row.gate is None:
+        from introspection_cli.fixture import judge_input_of
+
+        if row.text is None or row.gate is None:
             raise ValueError(f"row {row.line} makes no model call")
-        prompt = self._prompt.render(row.judge_input, row.gate)
+        prompt = self._prompt.render(judge_input_of(row.text), row.gate)
         return replace(self.template, user=prompt.user, user_prefix_length=prompt.prefix_length)
 
     @property
@@ -128,8 +134,7 @@ def plan_judge(judge: Judge, *, splits: Sequence[str], provider: str | None,
             if splits and (row.split or "unsplit") not in splits:
                 held_out += row.split == "test"
                 continue
-            rows.append(_plan_row(judge, row.line, row.conversation_id, row.split,
-                                  cast(Verdict, row.expected), row.judge_input, regex_timeout,
+            rows.append(_plan_row(judge, row, cast(Verdict, row.expected), regex_timeout,
                                   row.snapshot_hash))
     return JudgePlan(judge, chosen_provider, chosen_model, tuple(rows), tuple(rejected),
                      held_out=None if not splits or "test" in splits else held_out)
@@ -154,16 +159,15 @@ def plan_unlabelled(judge: Judge, rows_file: Path, *, provider: str | None, mode
             rejected += [RejectedRow(r.line, r.code, r.message) for r in rejections]
             continue
         row = result.row
-        rows.append(_plan_row(judge, row.line, row.conversation_id, row.split, "not_applicable",
-                              row.judge_input, regex_timeout))
+        rows.append(_plan_row(judge, row, "not_applicable", regex_timeout))
     return JudgePlan(judge, provider or judge.llm.provider, model or judge.llm.model,
                      tuple(rows), tuple(rejected))
 
 
-def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,
-              expected: Verdict, judge_input: Mapping[str, Any],
-              regex_timeout: float, snapshot_hash: str | None = None) -> PlannedRow:
-    events = judge_input.get("events")
+def _plan_row(judge: Judge, row: FixtureRow, expected: Verdict, regex_timeout: float,
+              snapshot_hash: str | None = None) -> PlannedRow:
+    line, conversation_id, split = row.line, row.conversation_id, row.split
+    events = row.judge_input.get("events")
     try:
         gate = evaluate_gate(judge.gate, events if isinstance(events, list) else [],
                              timeout=regex_timeout)
@@ -173,8 +177,8 @@ def _plan_row(judge: Judge, line: int, conversation_id: str, split: str | None,
     if not gate.applies:
         return PlannedRow(line, conversation_id, split, expected, gated=True,
                           snapshot_hash=snapshot_hash)
-    return PlannedRow(line, conversation_id, split, expected, judge_input=judge_input,
-                      gate=gate, snapshot_hash=snapshot_hash)
+    return PlannedRow(line, conversation_id, split, expected, text=row.text, gate=gate,
+                      snapshot_hash=snapshot_hash)
 
 
 def build_request(judge: Judge, provider: str, model: str, judge_input: Mapping[str, Any],

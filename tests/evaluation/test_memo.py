@@ -133,13 +133,17 @@ at_start = set(sys.modules)  # what site.py loaded (.pth hooks): not the prompt'
 from pathlib import Path
 from introspection_cli.evaluation.cache_keys import KeyMaker
 from introspection_cli.evaluation.plan import JudgePlan, _plan_row
+from introspection_cli.fixture import FixtureRow
 from introspection_cli.recipe.model import Judge, LlmConfig, Matcher, ValueMatcher
 gate = (Matcher("message", {"text": ValueMatcher("/refund/i", "refund", "i")}),)
 judge = Judge("j", "d", LlmConfig("openai", "m"), "Grade it.", Path("j.yaml"), gate)
 events = [{"type": "message", "role": "user", "text": "refund 1,5 \u20ac [BEGIN x"},
           {"type": "tool", "name": "t", "status": "ok", "input": {"a": 1.5}, "output": None},
           {"type": "other", "x": [1, 2]}]
-row = _plan_row(judge, 1, "c", None, "pass", {"events": events}, 1.0)
+judge_input = {"conversation_id": "c", "events": events}
+line = json.dumps({"judge_input": judge_input}).encode()  # read back by request_for
+row = _plan_row(judge, FixtureRow(1, "c", "pass", None, "sha256:0", judge_input, {}, line),
+                "pass", 1.0)
 plan = JudgePlan(judge, "openai", "m", (row,))
 request = plan.request_for(row)
 KeyMaker(provider="openai", endpoint="http://x", template=plan.template).keys(request, 2)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from introspection_cli.fixture import (
     REJECTION_CODES,
     LineResult,
+    judge_input_of,
     snapshot_hash,
     verify_calibration_file,
     verify_fixture_line,
@@ -65,6 +66,9 @@ def assert_row_is_consistent(result: LineResult) -> None:
     row = result.row
     assert row.conversation_id == row.judge_input["conversation_id"]
     assert row.snapshot_hash == snapshot_hash(row.judge_input)
+    # Read back from the line's bytes, judge_input is the verified value exactly (repr
+    # tells 1 from 1.0 and True, and a key order apart, which == does not).
+    assert repr(judge_input_of(row.text)) == repr(row.judge_input)
     assert row.expected in ("pass", "fail", "not_applicable", None)
     assert row.split in ("train", "dev", "test", None)
 
