@@ -44,6 +44,7 @@ from introspection_cli.evaluation.providers import (
     ProviderRefused,
     ProviderSettings,
     create_provider,
+    import_provider,
     resolve_endpoint,
 )
 from introspection_cli.evaluation.slots import RowSlots, Slot, remembered_rows, row_slots
@@ -160,6 +161,9 @@ def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
     if not remembered:
         import asyncio  # here: a run whose every verdict is found by memo needs no loop
 
+        if options.batch is None:
+            execution.import_sdks()
+
         # The coroutine returns nothing: on Python 3.11, asyncio.run formats the main
         # task's repr, its result included, when it puts back the SIGINT handler (twice),
         # and the repr of a 4,000-row EvalRun took 25 ms each time.
@@ -244,6 +248,24 @@ class _Execution:
         self.cache.close()
         self._report_progress()
         return True
+
+    def import_sdks(self) -> None:
+        """Import the SDK of each provider a row may call, before the event loop starts.
+
+        Called once some row's verdict is not remembered, so a call is likely (a row
+        that then turns out cached by key needs none, and the import was not needed).
+        The same import costs more later: the openai SDK's took 335-340 ms here and
+        395-400 ms once the loop was running and the first prompts rendered (every one
+        of its modules somewhat slower; why is not established), so a 400-row cold run
+        ends about 45 ms sooner (BENCHMARKS.md). A provider whose API key is not set is
+        left to the key check, which stops the run if the provider is needed at all.
+        """
+        if self.factory is not create_provider:  # a test's providers: no SDK to load
+            return
+        for name in dict.fromkeys(plan.provider for plan in self.plans
+                                  if any(row.calls_model for row in plan.rows)):
+            if name in API_KEY_ENV and self.env.get(API_KEY_ENV[name], "").strip():
+                import_provider(name)
 
     async def run(self) -> None:
         """Make the calls, settling every sample (:meth:`eval_run` then has the outcomes)."""

@@ -313,3 +313,43 @@ def test_a_fully_cached_run_imports_no_sdk_http_stack_jinja2_or_event_loop(
     assert "introspection_cli.evaluation.batch" not in first[1], outputs[0]  # only --batch
     assert again == ["0", "[]"], outputs[1]
     assert len(stub.requests) == 3
+
+
+_SDK_AT_LOOP_START = """
+import asyncio, sys
+from introspection_cli.cli.app import main
+run = asyncio.run
+def recording_run(coroutine):
+    print("openai loaded when the loop starts:", "openai" in sys.modules)
+    return run(coroutine)
+asyncio.run = recording_run
+try:
+    main(["judges", "eval", sys.argv[1], "--format", "json"])
+except SystemExit as exit:
+    print("exit", exit.code)
+print("openai loaded at the end:", "openai" in sys.modules)
+"""
+
+
+def test_a_run_with_rows_to_send_imports_the_sdk_before_its_event_loop_starts(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    root = billing_recipe(tmp_path).root
+    output = subprocess.run([sys.executable, "-c", _SDK_AT_LOOP_START, str(root)],
+                            capture_output=True, text=True, check=False, cwd=REPO).stdout
+    lines = [line for line in output.splitlines() if line.startswith(("openai", "exit"))]
+    assert lines == ["openai loaded when the loop starts: True", "exit 0",
+                     "openai loaded at the end: True"], lines
+    assert len(stub.requests) == 3
+
+
+def test_a_run_without_the_api_key_imports_no_sdk_before_the_key_check_stops_it(
+        tmp_path: Path, stub: StubModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = billing_recipe(tmp_path).root
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = subprocess.run([sys.executable, "-c", _SDK_AT_LOOP_START, str(root)],
+                            capture_output=True, text=True, check=False, cwd=REPO)
+    lines = [line for line in result.stdout.splitlines() if line.startswith(("openai", "exit"))]
+    assert lines == ["openai loaded when the loop starts: False", "exit 2",
+                     "openai loaded at the end: False"], (lines, result.stderr)
+    assert "OPENAI_API_KEY is not set" in result.stderr
+    assert stub.requests == []

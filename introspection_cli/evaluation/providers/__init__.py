@@ -12,6 +12,7 @@ import gc
 import os
 import sys
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from introspection_cli.evaluation.providers.interface import (
     ChatMessage,
@@ -28,6 +29,10 @@ from introspection_cli.evaluation.providers.interface import (
     ProviderUnreachable,
     RateLimitListener,
 )
+from introspection_cli.gcpause import collector_paused
+
+if TYPE_CHECKING:  # imports the HTTP stack: only with the SDK
+    from introspection_cli.evaluation.providers.sdk_client import SdkProvider
 
 __all__ = [
     "API_KEY_ENV",
@@ -47,6 +52,7 @@ __all__ = [
     "ProviderUnreachable",
     "RateLimitListener",
     "create_provider",
+    "import_provider",
     "resolve_endpoint",
     "sdk_import",
 ]
@@ -73,21 +79,28 @@ def resolve_endpoint(provider: str, environ: Mapping[str, str] | None = None) ->
 
 
 def create_provider(provider: str, settings: ProviderSettings) -> Provider:
-    """Build the ``provider`` client, importing its SDK now and not before."""
-    # The client is built inside the import window too: building it imports the
-    # SDK's HTTP stack and its chat/messages resources lazily.
+    """Build the ``provider`` client, importing its SDK now if :func:`import_provider` has not."""
+    provider_class = import_provider(provider)
+    # Building the client imports the SDK's HTTP stack and its chat/messages resources
+    # lazily: with the collector paused too, for the reason sdk_import gives.
+    with collector_paused(freeze=True):
+        return provider_class(settings)
+
+
+def import_provider(provider: str) -> type[SdkProvider]:
+    """The class of ``provider``, its SDK imported now (once) and not before."""
     if provider == "openai":
         with sdk_import("openai"):
             from introspection_cli.evaluation.providers.openai_provider import OpenAIProvider
 
-            return OpenAIProvider(settings)
+        return OpenAIProvider
     if provider == "anthropic":
         with sdk_import("anthropic"):
             from introspection_cli.evaluation.providers.anthropic_provider import (
                 AnthropicProvider,
             )
 
-            return AnthropicProvider(settings)
+        return AnthropicProvider
     raise ValueError(f"unknown provider {provider!r}")
 
 
