@@ -376,7 +376,7 @@ class _Execution:
     def _settings_for(self, first: Mapping[str, Sequence[RowSlots]]
                       ) -> dict[str, ProviderSettings]:
         """Each provider ``first`` needs to call, with its key; a missing key stops the run."""
-        from introspection_cli.netenv import proxy_for, ssl_context
+        from introspection_cli.netenv import proxy_for, tls_context_for
 
         wanted: dict[str, ProviderSettings] = {}
         for name, rows in first.items():
@@ -396,7 +396,7 @@ class _Execution:
             wanted[name] = ProviderSettings(
                 key, endpoint, self.options.max_retries, self.options.timeout,
                 proxy=proxy.url if proxy is not None else None,
-                verify=ssl_context(self.env) if endpoint.startswith("https:") else None)
+                verify=tls_context_for(endpoint, self.env))
         return wanted
 
     async def _send_in_batches(self, options: BatchOptions,
