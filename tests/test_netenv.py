@@ -135,3 +135,11 @@ def test_an_https_endpoint_in_any_case_gets_the_environments_ca_store(tmp_path: 
         assert tls_context_for(url, {}).cert_store_stats()["x509_ca"] > 0
         with pytest.raises(ConfigError, match="SSL_CERT_FILE"):  # the variable is honoured
             tls_context_for(url, {"SSL_CERT_FILE": str(tmp_path / "missing.pem")})
+
+
+def test_an_https_proxy_is_reached_with_the_ca_store_even_for_a_plain_http_endpoint() -> None:
+    endpoint = "http://10.0.0.5:8000/v1"
+    through_https = tls_context_for(endpoint, {}, proxy="https://user:pw@proxy.example:443")
+    through_http = tls_context_for(endpoint, {}, proxy="http://proxy.example:3128")
+    assert through_https.cert_store_stats()["x509_ca"] > 0  # the proxy's TLS is verified
+    assert through_http.cert_store_stats()["x509_ca"] == 0  # no TLS anywhere

@@ -393,10 +393,10 @@ class _Execution:
                     "non-empty key)")
             endpoint = resolve_endpoint(name, self.env)
             proxy = proxy_for(endpoint, self.env)  # a loopback endpoint: never a proxy
+            proxy_url = proxy.url if proxy is not None else None
             wanted[name] = ProviderSettings(
                 key, endpoint, self.options.max_retries, self.options.timeout,
-                proxy=proxy.url if proxy is not None else None,
-                verify=tls_context_for(endpoint, self.env))
+                proxy=proxy_url, verify=tls_context_for(endpoint, self.env, proxy=proxy_url))
         return wanted
 
     async def _send_in_batches(self, options: BatchOptions,
