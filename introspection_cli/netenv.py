@@ -153,24 +153,6 @@ def _proxy_url(variable: str, value: str) -> str:
     return url
 
 
-def tls_context_for(url: str, environ: Mapping[str, str], *,
-                    proxy: str | None = None) -> ssl.SSLContext:
-    """The TLS context to reach ``url`` with (through ``proxy``, when given):
-    :func:`ssl_context`, except for a plain ``http`` URL reached directly or through a
-    plain ``http`` proxy, which gets one that trusts no CA.
-
-    No connection of such a client uses TLS, so loading the CA store for it (about
-    27 ms here, which the HTTP client's default context spends) is wasted; and should
-    anything send it on to an ``https`` URL, the certificate fails to verify instead of
-    being trusted. An ``https`` proxy is reached over TLS with this same context, so
-    it gets the environment's CA store like an ``https`` endpoint.
-    """
-    schemes = {urlsplit(url).scheme.lower(), urlsplit(proxy or url).scheme.lower()}
-    if schemes == {"http"}:
-        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED, hostname checked
-    return ssl_context(environ)
-
-
 def ssl_context(environ: Mapping[str, str]) -> ssl.SSLContext:
     """A TLS context trusting ``SSL_CERT_FILE`` and/or ``SSL_CERT_DIR`` when set (only
     them, as OpenSSL does), else the default CA store. A file or directory that cannot

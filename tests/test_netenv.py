@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from introspection_cli.errors import ConfigError
-from introspection_cli.netenv import is_loopback, proxy_for, ssl_context, tls_context_for
+from introspection_cli.netenv import is_loopback, proxy_for, ssl_context
 
 PROXY = "http://proxy.corp:3128"
 
@@ -121,25 +121,3 @@ def test_without_the_variables_the_default_store_is_used() -> None:
     assert context.check_hostname
     assert context.verify_mode == ssl.CERT_REQUIRED
 
-
-def test_a_plain_http_endpoint_gets_a_context_that_trusts_nothing() -> None:
-    # No CA store is read for it, and it verifies (and so refuses) any certificate.
-    for url in ("http://127.0.0.1:8000/v1", "HTTP://localhost:11434/v1"):
-        context = tls_context_for(url, {"SSL_CERT_FILE": "/nonexistent.pem"})
-        assert context.cert_store_stats()["x509_ca"] == 0
-        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
-
-
-def test_an_https_endpoint_in_any_case_gets_the_environments_ca_store(tmp_path: Path) -> None:
-    for url in ("https://api.example/v1", "HTTPS://api.example/v1"):
-        assert tls_context_for(url, {}).cert_store_stats()["x509_ca"] > 0
-        with pytest.raises(ConfigError, match="SSL_CERT_FILE"):  # the variable is honoured
-            tls_context_for(url, {"SSL_CERT_FILE": str(tmp_path / "missing.pem")})
-
-
-def test_an_https_proxy_is_reached_with_the_ca_store_even_for_a_plain_http_endpoint() -> None:
-    endpoint = "http://10.0.0.5:8000/v1"
-    through_https = tls_context_for(endpoint, {}, proxy="https://user:pw@proxy.example:443")
-    through_http = tls_context_for(endpoint, {}, proxy="http://proxy.example:3128")
-    assert through_https.cert_store_stats()["x509_ca"] > 0  # the proxy's TLS is verified
-    assert through_http.cert_store_stats()["x509_ca"] == 0  # no TLS anywhere

@@ -227,6 +227,8 @@ class _Execution:
         self.batch_events = batch_events
         #: What ``--batch`` sent and left running (``None``: a direct run).
         self.batch_result: BatchRunResult | None = None
+        #: The provider with the first row :meth:`found_by_memo` did not find.
+        self.not_remembered: str | None = None
 
     def found_by_memo(self) -> bool:
         """Take every row from the cache by memo when every sample of every row is there
@@ -241,6 +243,7 @@ class _Execution:
                                    provider=name, endpoint=resolve_endpoint(name, self.env),
                                    samples=self.options.samples, cache=self.cache)
             if rows is None:
+                self.not_remembered = name
                 return False
             found += rows
         for samples in found:
@@ -250,10 +253,13 @@ class _Execution:
         return True
 
     def import_sdks(self) -> None:
-        """Import the SDK of each provider a row may call, before the event loop starts.
+        """Import, before the event loop starts, the SDK of each provider a call is
+        expected from: without a cache, every provider with a row to call; else the one
+        whose row's memo missed (a row without memos, as ``judges estimate``'s, says
+        nothing: its SDK is imported when a call is known to be needed, as before).
 
-        Called once some row's verdict is not remembered, so a call is likely (a row
-        that then turns out cached by key needs none, and the import was not needed).
+        A memo that misses usually means a call (after an upgrade, which changes every
+        memo, the rows may still be found by key, and then the import was not needed).
         The same import costs more later: the openai SDK's took 335-340 ms here and
         395-400 ms once the loop was running and the first prompts rendered (every one
         of its modules somewhat slower; why is not established), so a 400-row cold run
@@ -262,8 +268,19 @@ class _Execution:
         """
         if self.factory is not create_provider:  # a test's providers: no SDK to load
             return
-        for name in dict.fromkeys(plan.provider for plan in self.plans
-                                  if any(row.calls_model for row in plan.rows)):
+        from introspection_cli.evaluation.memo import code_digest
+
+        if self.cache is None:
+            expected = [plan.provider for plan in self.plans
+                        if any(row.calls_model for row in plan.rows)]
+        elif self.not_remembered is not None and code_digest() is not None and any(
+                row.calls_model and row.snapshot_hash is not None
+                for plan in self.plans if plan.provider == self.not_remembered
+                for row in plan.rows):
+            expected = [self.not_remembered]
+        else:
+            expected = []
+        for name in dict.fromkeys(expected):
             if name in API_KEY_ENV and self.env.get(API_KEY_ENV[name], "").strip():
                 import_provider(name)
 
@@ -376,7 +393,7 @@ class _Execution:
     def _settings_for(self, first: Mapping[str, Sequence[RowSlots]]
                       ) -> dict[str, ProviderSettings]:
         """Each provider ``first`` needs to call, with its key; a missing key stops the run."""
-        from introspection_cli.netenv import proxy_for, tls_context_for
+        from introspection_cli.netenv import proxy_for, ssl_context
 
         wanted: dict[str, ProviderSettings] = {}
         for name, rows in first.items():
@@ -393,10 +410,12 @@ class _Execution:
                     "non-empty key)")
             endpoint = resolve_endpoint(name, self.env)
             proxy = proxy_for(endpoint, self.env)  # a loopback endpoint: never a proxy
-            proxy_url = proxy.url if proxy is not None else None
+            # The environment's CAs for whatever the client reaches over TLS: an https
+            # endpoint, an https proxy, or an http endpoint's redirect to https (the
+            # SDKs follow redirects).
             wanted[name] = ProviderSettings(
                 key, endpoint, self.options.max_retries, self.options.timeout,
-                proxy=proxy_url, verify=tls_context_for(endpoint, self.env, proxy=proxy_url))
+                proxy=proxy.url if proxy is not None else None, verify=ssl_context(self.env))
         return wanted
 
     async def _send_in_batches(self, options: BatchOptions,

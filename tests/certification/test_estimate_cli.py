@@ -7,7 +7,9 @@ from the scripted stub model server: test data, never results.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +214,38 @@ def test_rejected_rows_are_left_out_and_exit_1(certified: Path, tmp_path: Path) 
     assert result.returncode == 1
     assert "1 row(s) of" in result.stderr and "rejected (lines 2)" in result.stderr
     assert json.loads(result.stdout)["observed"]["rejected"] == 1
+
+
+_ESTIMATE_SDK_PROBE = """
+import sys
+from introspection_cli.cli.app import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit:
+    print("exit", exit.code)
+print("openai loaded:", "openai" in sys.modules)
+"""
+
+
+def test_a_rerun_of_rows_cached_by_key_imports_no_sdk(certified: Path, tmp_path: Path,
+                                                      stub: StubModelServer) -> None:
+    # Exported rows have no memos, so a re-run finds them by key after rendering: no
+    # call, and so no SDK to import.
+    exported = [fixture_row(f"prod_{i}", f"prod {i} VERDICT:pass", expected=None)
+                for i in range(4)]
+    rows_file = tmp_path / "production.jsonl"
+    rows_file.write_text("".join(json.dumps(row) + "\n" for row in exported))
+    args = ["judges", "estimate", str(certified), "--judge", "helpful", "--rows",
+            str(rows_file)]
+    env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")}
+    assert _cli("estimate", certified, tmp_path / "cache", "--rows", str(rows_file)
+                ).returncode == 0
+    sent = len(stub.requests)
+    probe = subprocess.run(
+        [sys.executable, "-c", _ESTIMATE_SDK_PROBE, *args], capture_output=True, text=True,
+        timeout=60, check=False,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("INTROSPECTION_")},
+             **env})
+    assert probe.stdout.splitlines()[-2:] == ["exit 0", "openai loaded: False"], (
+        probe.stdout, probe.stderr)
+    assert len(stub.requests) == sent

@@ -84,3 +84,23 @@ def test_a_proxy_that_is_not_a_url_is_a_usage_error(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "HTTPS_PROXY" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_environments_ca_store_applies_to_an_http_endpoint_too(tmp_path: Path) -> None:
+    # The SDKs follow redirects, so an http:// endpoint's client may still speak TLS
+    # (an http -> https redirect, an https proxy): SSL_CERT_FILE is read for it too,
+    # and one that cannot be loaded stops the run before any call.
+    rows = [fixture_row("conv_1", "refund VERDICT:pass")]
+    root = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, rows)})
+    clean = {k: v for k, v in os.environ.items()
+             if k.upper() not in {*PROXY_VARIABLES, "NO_PROXY"} and not k.startswith("INTRO")}
+    with StubModelServer(api_key=SENTINEL_KEY) as stub:
+        result = subprocess.run(
+            [sys.executable, "-m", "introspection_cli", "judges", "eval", str(root),
+             "--no-cache", "--format", "json"],
+            env={**clean, "OPENAI_API_KEY": SENTINEL_KEY, "OPENAI_BASE_URL": stub.openai_url,
+                 "SSL_CERT_FILE": str(tmp_path / "missing.pem")},
+            capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2, result.stderr
+        assert "SSL_CERT_FILE" in result.stderr and "Traceback" not in result.stderr
+        assert stub.requests == []

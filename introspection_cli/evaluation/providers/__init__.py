@@ -1,7 +1,8 @@
 """Model providers behind one interface, created by name.
 
-The SDK behind a provider is imported only when that provider is created, so
-``introspection check`` and fully cached eval runs never pay for importing
+The SDK behind a provider is imported only when a run expects to call it
+(:func:`import_provider`, when a row's memo misses) or creates it, so
+``introspection check`` and eval runs found by memo never pay for importing
 ``openai`` (~0.4 s) or ``anthropic`` (~0.9 s).
 """
 
@@ -29,7 +30,6 @@ from introspection_cli.evaluation.providers.interface import (
     ProviderUnreachable,
     RateLimitListener,
 )
-from introspection_cli.gcpause import collector_paused
 
 if TYPE_CHECKING:  # imports the HTTP stack: only with the SDK
     from introspection_cli.evaluation.providers.sdk_client import SdkProvider
@@ -80,11 +80,10 @@ def resolve_endpoint(provider: str, environ: Mapping[str, str] | None = None) ->
 
 def create_provider(provider: str, settings: ProviderSettings) -> Provider:
     """Build the ``provider`` client, importing its SDK now if :func:`import_provider` has not."""
-    provider_class = import_provider(provider)
-    # Building the client imports the SDK's HTTP stack and its chat/messages resources
-    # lazily: with the collector paused too, for the reason sdk_import gives.
-    with collector_paused(freeze=True):
-        return provider_class(settings)
+    # The client is built inside the import window too when the SDK is imported here:
+    # building it imports the SDK's HTTP stack and its chat/messages resources lazily.
+    with sdk_import(provider):  # each provider's SDK is the module of its name
+        return import_provider(provider)(settings)
 
 
 def import_provider(provider: str) -> type[SdkProvider]:

@@ -160,8 +160,7 @@ class ProviderSettings:
     timeout: float
     on_rate_limit: RateLimitListener | None = field(default=None, compare=False)
     #: The proxy to reach ``base_url`` through (``None``: directly), and the TLS
-    #: context to verify it with (``None``: the HTTP client's default, the system CA
-    #: store); see netenv.tls_context_for.
+    #: context to verify it with (``None``: the HTTP client's default); see netenv.
     proxy: str | None = None
     verify: ssl.SSLContext | None = field(default=None, compare=False)
 
