@@ -55,6 +55,9 @@ from introspection_cli.gcpause import collector_paused
 from introspection_cli.recipe.model import Recipe
 
 if TYPE_CHECKING:  # the event loop's side of a run, and --batch's: loaded only when needed
+    import ssl
+    from concurrent.futures import Future
+
     from introspection_cli.evaluation.batch import BatchEvents, BatchOptions, BatchRunResult
     from introspection_cli.evaluation.cache_worker import CacheWorker
     from introspection_cli.evaluation.dispatch import Dispatcher
@@ -229,6 +232,8 @@ class _Execution:
         self.batch_result: BatchRunResult | None = None
         #: The provider with the first row :meth:`found_by_memo` did not find.
         self.not_remembered: str | None = None
+        #: The run's TLS context, being read on a thread once an SDK is imported early.
+        self.tls_context: Future[ssl.SSLContext] | None = None
 
     def found_by_memo(self) -> bool:
         """Take every row from the cache by memo when every sample of every row is there
@@ -280,9 +285,29 @@ class _Execution:
             expected = [self.not_remembered]
         else:
             expected = []
+        imported = False
         for name in dict.fromkeys(expected):
             if name in API_KEY_ENV and self.env.get(API_KEY_ENV[name], "").strip():
                 import_provider(name)
+                imported = True
+        if imported:
+            self._read_tls_context_soon()
+
+    def _read_tls_context_soon(self) -> None:
+        """Start reading the CA store on a thread (:func:`~introspection_cli.netenv.ssl_context`).
+
+        OpenSSL parses the store without the GIL (20-27 ms here), so it overlaps with
+        the first prompts' rendering; :meth:`_settings_for` takes the context, or the
+        error a bad ``SSL_CERT_FILE`` raises, where it would otherwise have read it.
+        Started after the SDK's import, so the thread imports nothing.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        from introspection_cli.netenv import ssl_context
+
+        reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tls-context")
+        self.tls_context = reader.submit(ssl_context, self.env)
+        reader.shutdown(wait=False)
 
     async def run(self) -> None:
         """Make the calls, settling every sample (:meth:`eval_run` then has the outcomes)."""
@@ -415,7 +440,9 @@ class _Execution:
             # SDKs follow redirects).
             wanted[name] = ProviderSettings(
                 key, endpoint, self.options.max_retries, self.options.timeout,
-                proxy=proxy.url if proxy is not None else None, verify=ssl_context(self.env))
+                proxy=proxy.url if proxy is not None else None,
+                verify=(self.tls_context.result() if self.tls_context is not None
+                        else ssl_context(self.env)))
         return wanted
 
     async def _send_in_batches(self, options: BatchOptions,
