@@ -28,8 +28,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from introspection_cli.evaluation.cache_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
 from introspection_cli.evaluation.cache_dir import default_cache_dir as default_cache_dir
@@ -190,50 +191,44 @@ class VerdictCache:
     def get_many(self, keys: Sequence[str]) -> dict[str, ParsedVerdict]:
         """The cached verdicts among ``keys`` (valid ones only), read in a few queries."""
         found: dict[str, ParsedVerdict] = {}
-        for start in range(0, len(keys), _LOOKUP_CHUNK):
-            if not self.readable or self._db is None:
-                break
-            chunk = keys[start:start + _LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            try:
-                rows = self._db.execute(f"SELECT key, verdict, reasoning FROM verdicts "  # noqa: S608
-                                        f"WHERE key IN ({marks})", chunk).fetchall()
-            except sqlite3.Error as exc:
-                self._failed("read", exc)  # a fresh cache after corruption holds nothing
-                break
-            for key, verdict, reasoning in rows:
-                parsed = stored_verdict(verdict, reasoning)
-                if not isinstance(parsed, InvalidReply):
-                    found[key] = parsed
+        for key, verdict, reasoning in self._rows_in(
+                "SELECT key, verdict, reasoning FROM verdicts WHERE key IN", keys):
+            parsed = stored_verdict(verdict, reasoning)
+            if not isinstance(parsed, InvalidReply):
+                found[key] = parsed
         return found
 
     def get_memos(self, memos: Sequence[str]) -> dict[str, tuple[str, ParsedVerdict]]:
         """The key and cached verdict each of ``memos`` renders to (see :mod:`.memo`);
         a memo whose verdict is gone, or a cache without memos, is a miss."""
         found: dict[str, tuple[str, ParsedVerdict]] = {}
-        for start in range(0, len(memos), _LOOKUP_CHUNK):
+        for memo, key, verdict, reasoning in self._rows_in(
+                "SELECT p.memo, v.key, v.verdict, v.reasoning FROM prompts p "
+                "JOIN verdicts v ON v.key = p.key WHERE p.memo IN", memos,
+                missing_table_is_empty=True):  # a read-only cache from before memos
+            parsed = stored_verdict(verdict, reasoning)
+            if not isinstance(parsed, InvalidReply):
+                found[memo] = (key, parsed)
+        return found
+
+    def _rows_in(self, select: str, values: Sequence[str], *,
+                 missing_table_is_empty: bool = False) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``select`` (ending in ``IN``) for ``values``, a chunk of them per
+        query. A read that fails is counted and warned about (:meth:`_failed`) and ends
+        the rows; so does a missing table, silently, when ``missing_table_is_empty``."""
+        for start in range(0, len(values), _LOOKUP_CHUNK):
             if not self.readable or self._db is None:
-                break
-            chunk = memos[start:start + _LOOKUP_CHUNK]
+                return
+            chunk = values[start:start + _LOOKUP_CHUNK]
             marks = ",".join("?" * len(chunk))
             try:
-                rows = self._db.execute(
-                    "SELECT p.memo, v.key, v.verdict, v.reasoning FROM prompts p "  # noqa: S608
-                    f"JOIN verdicts v ON v.key = p.key WHERE p.memo IN ({marks})",
-                    chunk).fetchall()
-            except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc):  # a read-only cache from before memos
-                    break
-                self._failed("read", exc)
-                break
+                rows = self._db.execute(f"{select} ({marks})", chunk).fetchall()
             except sqlite3.Error as exc:
-                self._failed("read", exc)
-                break
-            for memo, key, verdict, reasoning in rows:
-                parsed = stored_verdict(verdict, reasoning)
-                if not isinstance(parsed, InvalidReply):
-                    found[memo] = (key, parsed)
-        return found
+                if not (missing_table_is_empty and isinstance(exc, sqlite3.OperationalError)
+                        and "no such table" in str(exc)):
+                    self._failed("read", exc)  # a fresh cache after corruption holds nothing
+                return
+            yield from rows
 
     # -- writing -------------------------------------------------------------------
 
