@@ -20,6 +20,7 @@ from introspection_cli.cli import (
     auth_cmd,
     check_cmd,
     conversations_cmd,
+    doctor_cmd,
     init_cmd,
     judges_cmd,
     schema_cmd,
@@ -62,6 +63,10 @@ def _add_init(app: typer.Typer, subcommand: str | None) -> None:
     init_cmd.register(app)
 
 
+def _add_doctor(app: typer.Typer, subcommand: str | None) -> None:
+    doctor_cmd.register(app)
+
+
 def _add_check(app: typer.Typer, subcommand: str | None) -> None:
     check_cmd.register(app)
 
@@ -92,6 +97,7 @@ def _only(group: typer.Typer, subcommand: str | None) -> typer.Typer:
 _COMMANDS: dict[str, Callable[[typer.Typer, str | None], None]] = {
     "init": _add_init, "check": _add_check, "schema": _add_schema, "judges": _add_judges,
     "conversations": _add_conversations, "login": _add_auth, "logout": _add_auth,
+    "doctor": _add_doctor,
 }
 
 
