@@ -38,8 +38,10 @@ class InitResult:
         recipe = "" if str(self.directory) == "." else f" {shlex.quote(str(self.directory))}"
         return "\n".join([
             f"Created a recipe in {self.directory}:", *listing,
-            f"`introspection check{recipe}` passes on it. Next: log in to your runtime, "
-            "export conversations (ids.txt: their ids, one per line) and label them:",
+            f"`introspection check{recipe}` passes on it.",
+            "",
+            "Next: log in to your runtime, export conversations into the gated judge's",
+            "calibration file (ids.txt holds their ids, one per line), and label them:",
             "",
             "  introspection login --url https://your-runtime.example",
             "  introspection conversations get --ids-file ids.txt --judge-fixtures "
