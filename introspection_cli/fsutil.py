@@ -65,6 +65,45 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None,
         raise
 
 
+def atomic_create_bytes(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data``, atomically, and never over an existing file.
+
+    The data goes to a temporary file beside it first (fsynced, mode 0666 less
+    umask), which is then hard-linked to ``path``: the link fails with
+    :class:`FileExistsError` when anything, even a dangling symlink, took the
+    name meanwhile, so nothing is ever replaced. On a file system without hard
+    links the temporary file is renamed instead, after checking the name is free.
+    """
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    umask = os.umask(0)
+    os.umask(umask)
+    fd, tmp_name = _held_temp_file(directory, path.name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~umask)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            try:
+                os.link(tmp_name, path, follow_symlinks=False)
+            except OSError as exc:  # FileExistsError included: never replace anything
+                if exc.errno not in _NO_HARD_LINKS:
+                    raise
+                if os.path.lexists(path):
+                    raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST),
+                                          str(path)) from None
+                os.replace(tmp_name, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+
+
+#: What ``link(2)`` fails with where the file system has no hard links (FAT, some FUSE).
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK,
+                            errno.ENOSYS})
+
+
 def _held_temp_file(directory: Path, name: str) -> tuple[int, str]:
     """A new temporary file for ``name`` in ``directory``, locked (``flock``) by us.
 

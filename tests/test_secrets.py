@@ -18,6 +18,7 @@ import json
 import socket
 import sqlite3
 import subprocess
+import sys
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -134,6 +135,8 @@ def run_every_command(s: Scenario, openai: StubModelServer, runtime: StubRuntime
                                                ("hello there", "not_applicable"),
                                                ("refund please VERDICT:fail", "pass")])
     failing = write_recipe(s.root / "failing", [("refund FAULT:500-always", "pass")])
+    s.run("init", str(s.root / "scaffold"), expect=0)
+    s.run("init", str(s.root / "scaffold"), expect=2)
     for fmt in ("text", "json", "github"):
         s.run("check", str(recipe), "--format", fmt, expect=0)
     for name in ("judge", "eval-report"):
@@ -161,6 +164,11 @@ def run_every_command(s: Scenario, openai: StubModelServer, runtime: StubRuntime
     ids.write_text("# export\nconv_01\nconv_02\nconv_99\n", encoding="utf-8")
     s.run("login", "--url", runtime.url, "--token-stdin", stdin=TOKEN + "\n", expect=0)
     assert leaks(s.credentials.read_bytes()), "the search must find the stored token"
+    # doctor names each key and the login it finds, never their values; BROWSER is set
+    # so that the shell running the tests cannot make the browser a problem.
+    for fmt in ("text", "json"):
+        s.run("doctor", "--format", fmt, expect=0, env={"BROWSER": sys.executable})
+        s.run("doctor", "--format", fmt, expect=1, env={"INTROSPECTION_TOKEN": WRONG_TOKEN})
     get = ["conversations", "get", "--ids-file", str(ids)]
     fixtures = [*get, "--judge-fixtures", "--format", "json"]
     s.run(*fixtures, "--output", str(s.root / "out" / "export.jsonl"), expect=1)
@@ -206,7 +214,8 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
 def test_every_command_ran(scenario: Scenario) -> None:
     commands = {" ".join(args[:2]) for args, _ in scenario.runs}
     assert {"check " + str(scenario.root / "recipe"), "schema judge", "judges eval",
-            "judges render", "login --url", "logout", "conversations get"} <= commands
+            "judges render", "login --url", "logout", "conversations get", "doctor --format",
+            "init " + str(scenario.root / "scaffold")} <= commands
     assert {result.returncode for _, result in scenario.runs} == {0, 1, 2, 3}
 
 

@@ -212,3 +212,16 @@ def test_judges_split_to_a_full_disk_is_exit_2(tmp_path: Path) -> None:
 
     assert code == 2, stderr
     assert "could not write the summary to stdout (No space left on device)" in stderr
+
+
+def test_init_and_doctor_to_a_full_disk_are_exit_2(tmp_path: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        init_code, init_err = run(["init", str(tmp_path / "recipe")], stdout=full.fileno(),
+                                  cwd=tmp_path)
+        doctor_code, doctor_err = run(["doctor", "--format", "json"], stdout=full.fileno(),
+                                      cwd=tmp_path)
+
+    assert init_code == 2
+    assert "could not write the summary to stdout (No space left on device)" in init_err
+    assert doctor_code == 2
+    assert "could not write the json report to stdout (No space left on device)" in doctor_err

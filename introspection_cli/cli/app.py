@@ -20,6 +20,8 @@ from introspection_cli.cli import (
     auth_cmd,
     check_cmd,
     conversations_cmd,
+    doctor_cmd,
+    init_cmd,
     judges_cmd,
     schema_cmd,
     trust_cmd,
@@ -57,6 +59,14 @@ def _add_auth(app: typer.Typer, subcommand: str | None) -> None:
     auth_cmd.register(app)
 
 
+def _add_init(app: typer.Typer, subcommand: str | None) -> None:
+    init_cmd.register(app)
+
+
+def _add_doctor(app: typer.Typer, subcommand: str | None) -> None:
+    doctor_cmd.register(app)
+
+
 def _add_check(app: typer.Typer, subcommand: str | None) -> None:
     check_cmd.register(app)
 
@@ -85,8 +95,9 @@ def _only(group: typer.Typer, subcommand: str | None) -> typer.Typer:
 
 #: Each top-level command and what adds it, in help order.
 _COMMANDS: dict[str, Callable[[typer.Typer, str | None], None]] = {
-    "check": _add_check, "schema": _add_schema, "judges": _add_judges,
+    "init": _add_init, "check": _add_check, "schema": _add_schema, "judges": _add_judges,
     "conversations": _add_conversations, "login": _add_auth, "logout": _add_auth,
+    "doctor": _add_doctor,
 }
 
 

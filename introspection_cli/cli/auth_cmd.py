@@ -32,7 +32,7 @@ def login(
         token = sys.stdin.readline()
     else:
         try:
-            token = typer.prompt(f"Token for {target}", hide_input=True)  # getpass: no echo
+            token = typer.prompt(f"Token for {target.url}", hide_input=True)  # getpass: no echo
         except (EOFError, typer.Abort):
             raise ConfigError(
                 "no token given; pass it at the prompt or with --token-stdin"

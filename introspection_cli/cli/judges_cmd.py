@@ -173,19 +173,42 @@ def _print_result(result: EvalCommandResult, fmt: str) -> NoReturn:
 
 @app.command("render")
 def render_command(
-    recipe: Annotated[Path, typer.Argument(help=_RECIPE_HELP)],
-    judge: Annotated[str, typer.Argument(help="The judge's name.")],
-    line: Annotated[int, typer.Option(
-        "--line", min=1, help="Line number of the row in the judge's calibration file.")],
+    recipe: Annotated[Path, typer.Argument(
+        help=_RECIPE_HELP + " Default: the current directory.")] = Path("."),
+    judge_argument: Annotated[str | None, typer.Argument(
+        metavar="[judge]", help="The judge's name; or --judge NAME.")] = None,
+    judge: Annotated[str | None, typer.Option(
+        "--judge", metavar="NAME", help="The judge whose prompt to print.")] = None,
+    line: Annotated[int | None, typer.Option(
+        "--line", min=1, metavar="N",
+        help="Line number of the row in the judge's calibration file (required).")] = None,
     fmt: Annotated[str, typer.Option(
         "--format",
         help="text (headed sections) or json ({judge, line, note, messages, tool}).")] = "text",
 ) -> None:
     """Print the exact messages and tool schema a judge would send for one row; no call is made."""
+    from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.render_row import format_row_prompt, prompt_for_line
 
-    write_stdout(format_row_prompt(prompt_for_line(recipe, judge, line), fmt), what="the prompt",
+    if line is None:
+        raise UsageError("judges render needs --line N: the line of the row in the judge's "
+                         "calibration file")
+    name = _one_judge(judge_argument, judge)
+    write_stdout(format_row_prompt(prompt_for_line(recipe, name, line), fmt), what="the prompt",
                  quiet_epipe=fmt == "text")
+
+
+def _one_judge(positional: str | None, option: str | None) -> str:
+    """The judge named by ``--judge`` or, as before it existed, after RECIPE; both must agree."""
+    from introspection_cli.errors import UsageError
+
+    if positional is not None and option is not None and positional != option:
+        raise UsageError(f"two judges given: {positional!r} after RECIPE and --judge "
+                         f"{option!r}; pass one of them")
+    name = option if option is not None else positional
+    if name is None:
+        raise UsageError("which judge? pass --judge NAME")
+    return name
 
 
 @app.command("split")

@@ -42,7 +42,12 @@ from introspection_cli.errors import ConfigError, ServiceError
 from introspection_cli.httpbounds import BodyTooLarge, BoundedTransport, MiB, describe_size
 from introspection_cli.netenv import CERT_DIR_ENV, CERT_FILE_ENV, proxy_for, ssl_context
 from introspection_cli.runtime.credentials import Credentials
-from introspection_cli.runtime.interface import ExportBatch, ExportError, Identity
+from introspection_cli.runtime.interface import (
+    ExportBatch,
+    ExportError,
+    Identity,
+    TokenRejected,
+)
 from introspection_cli.runtime.retries import RetryPolicy, parse_retry_after
 from introspection_cli.runtime.wirejson import BodyShapeError, parse_export_body, text_of
 
@@ -210,10 +215,9 @@ class HttpRuntimeClient:
             raise _Retry(f"answered HTTP {status}", wait)
         message = self._runtime_message(response)
         if status == 401:
-            raise ConfigError(
+            raise TokenRejected(
                 f"the runtime at {self._url} rejected your token (HTTP 401: {message}); "
-                "run `introspection login` again"
-            )
+                "run `introspection login` again", url=self._url, runtime_message=message)
         if 400 <= status < 500:
             raise ConfigError(
                 f"the runtime at {self._url} refused {method} {path} (HTTP {status}: {message}); "

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from introspection_cli.errors import ConfigError
+
 #: The runtime refuses more than this many conversation ids per export call (SPEC §3.3).
 MAX_IDS_PER_EXPORT = 20
 
@@ -50,6 +52,20 @@ class ExportBatch:
     #: ``errors`` entries that could not be read (not an object, no conversation id, a
     #: repeated key), each said once and otherwise ignored.
     unreadable_errors: list[str] = field(default_factory=list)
+
+
+class TokenRejected(ConfigError):
+    """The runtime answered 401: it does not accept the token sent to ``url``.
+
+    What to do differs by caller (``login`` just got the token from the user; an
+    export used a stored one), so callers may say it their own way from ``url`` and
+    ``runtime_message`` (the runtime's reason, scrubbed of the token).
+    """
+
+    def __init__(self, message: str, *, url: str, runtime_message: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.runtime_message = runtime_message
 
 
 class RuntimeApi(Protocol):

@@ -168,6 +168,34 @@ def test_render_prints_the_exact_messages_without_a_key(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "has no line 9" in missing.stderr
 
 
+def test_render_takes_the_judge_as_judge_like_every_judge_command(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, [
+        fixture_row("c0", "refund please")])})
+    positional = run_cli(["judges", "render", str(root), "billing", "--line", "1"])
+    assert positional.returncode == 0, positional.stderr
+    flagged = run_cli(["judges", "render", str(root), "--judge", "billing", "--line", "1"])
+    assert flagged.returncode == 0, flagged.stderr
+    assert flagged.stdout == positional.stdout
+    both = run_cli(["judges", "render", str(root), "billing", "--judge", "billing",
+                    "--line", "1"])
+    assert both.returncode == 0 and both.stdout == positional.stdout
+    in_recipe = run_cli(["judges", "render", "--judge", "billing", "--line", "1"], cwd=root)
+    assert in_recipe.returncode == 0 and in_recipe.stdout == positional.stdout
+
+
+def test_render_refuses_two_different_judges_and_asks_for_one(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, [
+        fixture_row("c0", "refund please")])})
+    disagreeing = run_cli(["judges", "render", str(root), "billing", "--judge", "other",
+                           "--line", "1"])
+    assert disagreeing.returncode == 2
+    assert "'billing'" in disagreeing.stderr and "--judge 'other'" in disagreeing.stderr
+    assert disagreeing.stdout == ""
+    neither = run_cli(["judges", "render", str(root), "--line", "1"])
+    assert neither.returncode == 2 and "--judge NAME" in neither.stderr
+    assert "Traceback" not in neither.stderr + disagreeing.stderr
+
+
 def test_render_of_a_line_inside_a_spread_row_names_the_row(tmp_path: Path) -> None:
     root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, [
         fixture_row("c0", "refund please"), fixture_row("c1", "refund later")])})

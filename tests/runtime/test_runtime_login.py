@@ -55,9 +55,27 @@ def test_a_rejected_token_is_not_stored(cli: Cli, runtime: StubRuntime, config_d
     result = cli("login", "--url", runtime.url, "--token-stdin", input="wrong-token\n")
 
     assert result.exit_code == 2
-    assert "rejected your token" in result.stderr
-    assert "introspection login" in result.stderr
+    assert f"the runtime at {runtime.url} rejected the token" in result.stderr
+    # Logging in again is what just failed: say what to check instead.
+    assert "login` again" not in result.stderr and "log in again" not in result.stderr
+    assert "Check the token" in result.stderr and "nothing was stored" in result.stderr
+    assert f"checked against {runtime.url} (from --url)" in result.stderr
     assert not (config_dir / "credentials.json").exists()
+
+
+def test_a_rejected_token_names_where_the_url_came_from(
+    cli: Cli, runtime: StubRuntime, config_dir: Path
+) -> None:
+    from_env = cli("login", "--token-stdin", input="wrong-token\n",
+                   env={"INTROSPECTION_API_URL": runtime.url})
+    assert from_env.exit_code == 2
+    assert f"checked against {runtime.url} (from INTROSPECTION_API_URL)" in from_env.stderr
+    cli.login(runtime.url)
+    from_stored = cli("login", "--token-stdin", input="wrong-token\n")
+    assert from_stored.exit_code == 2
+    assert f"checked against {runtime.url} (the URL of your stored login" in from_stored.stderr
+    stored = json.loads((config_dir / "credentials.json").read_text())
+    assert stored["token"] == SENTINEL_TOKEN  # the good login is kept
 
 
 def test_login_needs_a_url(cli: Cli, runtime: StubRuntime) -> None:

@@ -39,9 +39,13 @@ def run_app(judge: Judge, options: AppOptions, say: Callable[[str], None]) -> Co
     say(f"Open {server.url}")
     say("Every label is saved as you make it. Press Ctrl-C here to stop.")
     if options.open_browser:
+        import threading
         import webbrowser
 
-        webbrowser.open(server.url)
+        # On a thread: webbrowser waits for a foreground browser (lynx, w3m, a plain
+        # BROWSER=command) to exit, and that browser needs the server answering meanwhile.
+        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True,
+                         name="open-browser").start()
     previous = signal.signal(signal.SIGTERM, _stop)  # `kill PID` stops it like Ctrl-C
     try:
         server.serve_forever(poll_interval=0.2)

@@ -1,0 +1,37 @@
+"""``introspection doctor``: what a run would use, and what to fix, without a model call."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+
+def doctor(
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Show what a run would use and what is wrong with it; no model is called.
+
+    Python and package versions, which provider API keys and base URLs are set
+    (never their values), the runtime login and whether the runtime accepts it
+    (one GET /v1/whoami), the cache and exposure ledger, the price table, and
+    the browser judges label would open. Exit codes: 0 nothing to fix; 1
+    problems found (each with its fix); 2 usage error.
+    """
+    from introspection_cli.cli.stdout import write_stdout
+    from introspection_cli.errors import UsageError
+    from introspection_cli.reporters.doctor_report import render_doctor_json, render_doctor_text
+    from introspection_cli.workflows.doctor import run_doctor
+
+    renderers = {"text": render_doctor_text, "json": render_doctor_json}
+    if fmt not in renderers:
+        raise UsageError(f"unknown format {fmt!r}; use text or json")
+    report = run_doctor(os.environ)
+    write_stdout(renderers[fmt](report), what=f"the {fmt} report", quiet_epipe=fmt == "text")
+    raise typer.Exit(int(report.exit_code))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``doctor`` to the root app."""
+    app.command("doctor")(doctor)
