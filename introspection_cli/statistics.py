@@ -26,6 +26,13 @@ class Interval:
     low: float
     high: float
 
+    def __post_init__(self) -> None:
+        # Every interval the tool prints goes through here: an inverted or off-centre one
+        # is a bug in the method that made it, caught where it is made, never printed.
+        if not self.low <= self.value <= self.high:
+            raise ValueError(f"an interval needs low <= value <= high, got {self.low!r} <= "
+                             f"{self.value!r} <= {self.high!r}")
+
     def as_json(self) -> dict[str, float]:
         return {"value": self.value, "low": self.low, "high": self.high}
 
@@ -190,8 +197,9 @@ def corrected_pass_rate(observed: float, observations: int, tpr: float, tnr: flo
     p's counts, one success and one failure to TPR's and TNR's), with a bias
     term and a delta-method standard error, clipped to [0, 1].
 
-    Raises :class:`NoBetterThanChance` when TPR + TNR <= 1, and ValueError on
-    impossible inputs.
+    The interval always holds the point estimate (it is widened to it when the
+    bias-corrected interval does not). Raises :class:`NoBetterThanChance` when
+    TPR + TNR <= 1, raw or shrunk, and ValueError on impossible inputs.
     """
     if observations < 1 or pass_rows < 1 or fail_rows < 1:
         raise ValueError("the observed rate and both calibration rates need at least one row "
@@ -204,6 +212,10 @@ def corrected_pass_rate(observed: float, observations: int, tpr: float, tnr: flo
     p_shrunk = (observations * observed + z2 / 2) / (observations + z2)
     q0 = (fail_rows * tnr + 1) / (fail_rows + 2)
     q1 = (pass_rows * tpr + 1) / (pass_rows + 2)
+    if q0 + q1 <= 1.0:
+        # Shrunk toward 1/2, rates just above chance on unequal row counts can fall to it
+        # or below: the interval would divide by zero or come out inverted.
+        raise NoBetterThanChance(f"shrunk TPR {q1:.3f} + TNR {q0:.3f} <= 1")
     n_shrunk, m0_shrunk, m1_shrunk = observations + z2, fail_rows + 2, pass_rows + 2
     t = (p_shrunk + q0 - 1) / (q0 + q1 - 1)
     bias = 2 * z2 * (-(1 - t) * q0 * (1 - q0) / m0_shrunk + t * q1 * (1 - q1) / m1_shrunk)
@@ -211,4 +223,7 @@ def corrected_pass_rate(observed: float, observations: int, tpr: float, tnr: flo
                    + (1 - t) ** 2 * q0 * (1 - q0) / m0_shrunk
                    + t ** 2 * q1 * (1 - q1) / m1_shrunk) / (q0 + q1 - 1)
     point = _clip((observed + tnr - 1) / (tpr + tnr - 1))
-    return Interval(point, _clip(t + bias - z * se), _clip(t + bias + z * se))
+    low, high = _clip(t + bias - z * se), _clip(t + bias + z * se)
+    # The interval is centred on the shrunk, bias-corrected rate, the point on the raw
+    # one; where the point is clipped they can part. Widened to it, never narrowed.
+    return Interval(point, min(low, point), max(high, point))

@@ -102,16 +102,23 @@ def estimate(
         "--passed", metavar="K", help="Verdicts that were pass in production...")] = None,
     total: Annotated[int | None, typer.Option(
         "--total", metavar="N", help="...out of this many pass/fail verdicts.")] = None,
+    not_applicable: Annotated[int | None, typer.Option(
+        "--not-applicable", metavar="J",
+        help="With --passed/--total: the judge's not_applicable verdicts besides those N "
+             "(needed when calibration rows are labelled not_applicable).")] = None,
     rows: Annotated[Path | None, typer.Option(
         "--rows", metavar="FILE",
-        help="Or: exported fixtures (labels ignored) to run the judge on; the share of pass "
-             "among its pass/fail verdicts is the observed rate.")] = None,
+        help="Or: exported fixtures (labels ignored) to run the judge on; its pass, fail and "
+             "not_applicable verdicts on them are the production counts.")] = None,
     report: Annotated[Path | None, typer.Option(
         "--report", metavar="R.json",
         help="Take TPR and TNR from this eval report (with --split) instead of the judge's "
              "certificate.")] = None,
     split: Annotated[str | None, typer.Option(
         "--split", metavar="S", help="The split of --report to calibrate with.")] = None,
+    allow_misfit: Annotated[bool, typer.Option(
+        "--allow-misfit", help="Print the estimate even when production contradicts the "
+                               "calibration (with a warning) instead of exiting 1.")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight (--rows).")] = 8,
     provider: Annotated[str | None, typer.Option(
         help="With --rows: use this provider instead of the judge's llm.provider.")] = None,
@@ -124,13 +131,16 @@ def estimate(
         min=0.001, help="Seconds to wait for one model response (--rows).")] = 60.0,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
-    """Correct a judge's production pass rate for its measured TPR and TNR.
+    """Correct a judge's production pass rate for its measured error rates.
 
-    The point estimate is Rogan-Gladen's, the 95% interval Lee et al.'s (2025),
-    which carries the uncertainty of the calibration rows too. TPR and TNR come
-    from the judge's valid certificate, or --report R.json --split S. Exit codes:
-    0 an estimate; 1 no valid calibration, a judge no better than chance (TPR +
-    TNR <= 1) or rejected rows; 2 usage error; 3 rows failed at the provider.
+    The calibration (rows by label and verdict) comes from the judge's valid
+    certificate, or --report R.json --split S. Two-class: Rogan-Gladen with Lee
+    et al.'s (2025) 95% interval; with not_applicable on either side, least
+    squares on the simplex with a bootstrap interval. Exit codes: 0 an estimate;
+    1 no valid calibration, a refusal (a class with 1-15 rows, a judge no better
+    than chance, fewer than 30 production verdicts, production contradicting the
+    calibration without --allow-misfit) or rejected rows; 2 usage error; 3 rows
+    failed at the provider.
     """
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.runner import EvalOptions
@@ -141,8 +151,9 @@ def estimate(
     options = EvalOptions(judges=(judge,), concurrency=concurrency, provider=provider,
                           model=model, use_cache=not no_cache, max_retries=max_retries,
                           timeout=timeout)
-    settings = EstimateSettings(judge=judge, passed=passed, total=total, rows=rows,
-                                report=report, split=split, fmt=fmt)
+    settings = EstimateSettings(judge=judge, passed=passed, total=total,
+                                not_applicable=not_applicable, rows=rows, report=report,
+                                split=split, allow_misfit=allow_misfit, fmt=fmt)
     _finish(estimate_judge(recipe, options, settings), f"the {fmt} estimate")
 
 

@@ -1,0 +1,1 @@
+"""Prediction-powered inference (PPI++) for production rates: filled in below."""
