@@ -8,6 +8,7 @@ anything else. ``docs/statistics.md`` explains each one and why it was chosen.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: The two-sided 95% normal quantile, Φ⁻¹(0.975).
@@ -227,3 +228,61 @@ def corrected_pass_rate(observed: float, observations: int, tpr: float, tnr: flo
     # The interval is centred on the shrunk, bias-corrected rate, the point on the raw
     # one; where the point is clipped they can part. Widened to it, never narrowed.
     return Interval(point, min(low, point), max(high, point))
+
+
+def chi_square_sf(statistic: float, df: int) -> float:
+    """P(X >= ``statistic``) for X chi-square with ``df`` (a whole number >= 1) degrees of freedom.
+
+    The regularised upper incomplete gamma function Q(df/2, x/2) in closed form:
+    for even df, ``e^(-x/2)·Σ_{i<df/2} (x/2)^i / i!``; for odd df, ``erfc(√(x/2))``
+    plus the half-integer terms of the same series.
+    """
+    if df < 1 or statistic != statistic:
+        raise ValueError(f"need df >= 1 and a number, got df={df}, statistic={statistic}")
+    if statistic <= 0.0:
+        return 1.0
+    half = statistic / 2
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for i in range(1, df // 2):
+            term *= half / i
+            total += term
+        return min(1.0, math.exp(-half) * total)
+    total = math.erfc(math.sqrt(half))
+    term = math.sqrt(half) / math.gamma(1.5)  # (x/2)^(1/2) / Γ(3/2)
+    for i in range(1, (df + 1) // 2):
+        total += math.exp(-half) * term
+        term *= half / (i + 0.5)
+    return min(1.0, total)
+
+
+@dataclass(frozen=True, slots=True)
+class Homogeneity:
+    """Pearson's chi-square test that two samples come from one distribution over categories."""
+
+    statistic: float
+    df: int
+    p_value: float
+
+
+def homogeneity_test(first: Sequence[int], second: Sequence[int]) -> Homogeneity | None:
+    """Do two samples' counts over the same categories differ beyond chance?
+
+    Pearson's chi-square on the 2 x k table (categories empty in both are left
+    out), df = k − 1. ``None`` when either sample is empty or only one category
+    is used (nothing to compare).
+    """
+    if len(first) != len(second) or min(*first, *second) < 0:
+        raise ValueError(f"need two count lists of one length, got {first} and {second}")
+    columns = [(a, b) for a, b in zip(first, second, strict=True) if a + b > 0]
+    n1, n2 = sum(a for a, _ in columns), sum(b for _, b in columns)
+    if n1 == 0 or n2 == 0 or len(columns) < 2:
+        return None
+    total = n1 + n2
+    statistic = 0.0
+    for a, b in columns:
+        for observed, size in ((a, n1), (b, n2)):
+            expected = size * (a + b) / total
+            statistic += (observed - expected) ** 2 / expected
+    df = len(columns) - 1
+    return Homogeneity(statistic, df, chi_square_sf(statistic, df))

@@ -10,12 +10,15 @@ inside each command.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol, TypeVar
 
 import typer
 
 from introspection_cli.cli.stdout import write_stdout
+
+_T = TypeVar("_T")
 
 _RECIPE = Annotated[Path, typer.Argument(
     help="Recipe directory (the one containing SYSTEM.md). Default: the current directory.")]
@@ -119,6 +122,17 @@ def estimate(
     allow_misfit: Annotated[bool, typer.Option(
         "--allow-misfit", help="Print the estimate even when production contradicts the "
                                "calibration (with a warning) instead of exiting 1.")] = False,
+    design: Annotated[str | None, typer.Option(
+        "--design", metavar="random",
+        help="random: the labelled rows of --rows are a random sample of its rows; estimate "
+             "by prediction-powered inference (PPI++) instead of the calibration.")] = None,
+    by_gate: Annotated[bool, typer.Option(
+        "--by-gate", help="With --design random: estimate where the gate matches and where "
+                          "it misses, and overall.")] = False,
+    segment: Annotated[str | None, typer.Option(
+        "--segment", metavar="KEY",
+        help="With --design random: estimate per value of this judge_input field path "
+             "(e.g. metadata.channel), and a stratified overall.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight (--rows).")] = 8,
     provider: Annotated[str | None, typer.Option(
         help="With --rows: use this provider instead of the judge's llm.provider.")] = None,
@@ -129,6 +143,13 @@ def estimate(
     max_retries: Annotated[int, typer.Option(min=0, help="Retries per request (--rows).")] = 2,
     timeout: Annotated[float, typer.Option(
         min=0.001, help="Seconds to wait for one model response (--rows).")] = 60.0,
+    batch: Annotated[bool, typer.Option(
+        "--batch", help="With --rows: send uncached rows through the provider's batch API "
+                        "(as judges eval --batch).")] = False,
+    poll_interval: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: seconds before the first poll.")] = None,
+    max_wait: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: stop waiting after this long.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
     """Correct a judge's production pass rate for its measured error rates.
@@ -140,21 +161,55 @@ def estimate(
     1 no valid calibration, a refusal (a class with 1-15 rows, a judge no better
     than chance, fewer than 30 production verdicts, production contradicting the
     calibration without --allow-misfit) or rejected rows; 2 usage error; 3 rows
-    failed at the provider.
+    failed at the provider. With --design random: PPI++ from the labelled rows of
+    --rows (a random sample), refused (exit 1) when their verdict mix shows they
+    are not one.
     """
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.workflows.estimate import EstimateSettings, estimate_judge
+    from introspection_cli.workflows.judges_eval import batch_options
 
     if not judge:
         raise UsageError("judges estimate needs --judge NAME")
+    if batch and rows is None:
+        raise UsageError("--batch applies to --rows (the rows the judge is run on)")
     options = EvalOptions(judges=(judge,), concurrency=concurrency, provider=provider,
                           model=model, use_cache=not no_cache, max_retries=max_retries,
-                          timeout=timeout)
+                          timeout=timeout,
+                          batch=batch_options(batch, poll_interval=poll_interval,
+                                              max_wait=max_wait))
     settings = EstimateSettings(judge=judge, passed=passed, total=total,
                                 not_applicable=not_applicable, rows=rows, report=report,
-                                split=split, allow_misfit=allow_misfit, fmt=fmt)
-    _finish(estimate_judge(recipe, options, settings), f"the {fmt} estimate")
+                                split=split, allow_misfit=allow_misfit, design=design,
+                                by_gate=by_gate, segment=segment, fmt=fmt)
+    _finish(_with_progress(lambda progress, batches: estimate_judge(
+        recipe, options, settings, progress=progress, batch_events=batches), batch=batch),
+        f"the {fmt} estimate")
+
+
+def _with_progress(run: Callable[[Any, Any], _T], *, batch: bool) -> _T:
+    """``run(progress, batch_events)`` with the progress line judges eval draws on a
+    terminal's stderr (none into a log or a pipe), cleared at the end."""
+    from introspection_cli.cli.progress import RowProgress, StatusLine
+    from introspection_cli.cli.terminal import stream_redraws
+
+    line = StatusLine(sys.stderr) if stream_redraws(sys.stderr) else None
+    batches = None
+    if batch:
+        from introspection_cli.cli.batch_progress import BatchProgress
+
+        batches = BatchProgress(sys.stderr, redraw=line is not None, line=line)
+    progress = RowProgress(line, eta=not batch) if line is not None else None
+    try:
+        return run(progress, batches)
+    except KeyboardInterrupt:
+        if batches is not None:
+            batches.interrupted()
+        raise
+    finally:
+        if line is not None:
+            line.clear()
 
 
 def status(

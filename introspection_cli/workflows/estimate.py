@@ -20,7 +20,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.estimation.counts import EstimateRefused, ProductionCounts
@@ -32,6 +32,9 @@ from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
 from introspection_cli.workflows.estimate_calibration import CalibrationSource, calibration_for
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+
+if TYPE_CHECKING:
+    from introspection_cli.evaluation.batch import BatchEvents
 
 
 @dataclass(frozen=True)
@@ -46,9 +49,13 @@ class EstimateSettings:
     report: Path | None = None
     split: str | None = None
     allow_misfit: bool = False
+    design: str | None = None  # "random": the labelled rows of --rows are a random sample
+    by_gate: bool = False
+    segment: str | None = None
     fmt: str = "text"
 
     def check(self) -> None:
+        self._check_design()
         counts = self.passed is not None or self.total is not None
         if counts == (self.rows is not None):
             raise UsageError("pass either --passed K --total N (the judge's verdicts in "
@@ -70,13 +77,49 @@ class EstimateSettings:
         if self.fmt not in ("text", "json"):
             raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
 
+    def _check_design(self) -> None:
+        if self.design is None:
+            if self.by_gate or self.segment is not None:
+                raise UsageError("--by-gate and --segment go with --design random")
+            return
+        if self.design != "random":
+            raise UsageError(f"unknown --design {self.design!r}; the one design is random "
+                             "(without --design the calibration corrects the rate)")
+        if self.rows is None or self.passed is not None or self.total is not None:
+            raise UsageError("--design random needs --rows FILE (the production rows, some "
+                             "labelled at random), not --passed/--total")
+        if self.report is not None or self.allow_misfit:
+            raise UsageError("--design random estimates from the labelled rows of --rows: "
+                             "--report and --allow-misfit are for the calibration correction")
+        if self.by_gate and self.segment is not None:
+            raise UsageError("--by-gate and --segment KEY are two ways to segment: use one")
+        if self.segment is not None and not all(self.segment.split(".")):
+            raise UsageError(f"--segment {self.segment!r}: give a judge_input field path "
+                             "such as metadata.channel")
+
 
 def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings, *,
-                   progress: ProgressCallback | None = None) -> EvalCommandResult:
-    """Run ``judges estimate``: the corrected pass rate to print, and the exit code."""
+                   progress: ProgressCallback | None = None,
+                   batch_events: BatchEvents | None = None) -> EvalCommandResult:
+    """Run ``judges estimate``: the estimate to print, and the exit code."""
+    settings.check()
+    if settings.design == "random":
+        from introspection_cli.workflows.estimate_random import estimate_random_design
+
+        assert settings.rows is not None  # checked
+        return estimate_random_design(path, options, settings.rows, judge_name=settings.judge,
+                                      by_gate=settings.by_gate, segment=settings.segment,
+                                      fmt=settings.fmt, progress=progress,
+                                      batch_events=batch_events)
+    return _correct(path, options, settings, progress, batch_events)
+
+
+def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
+             progress: ProgressCallback | None,
+             batch_events: BatchEvents | None) -> EvalCommandResult:
+    """The corrected pass rate (:mod:`introspection_cli.estimation.threeway`)."""
     from introspection_cli.estimation import threeway
 
-    settings.check()
     recipe, warnings = load_valid_recipe(path, [settings.judge])
     judge = named_judge(recipe, settings.judge)
     calibration = calibration_for(judge, settings.report, settings.split)
@@ -87,7 +130,7 @@ def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings,
     exit_code = ExitCode.OK
     if settings.rows is not None:
         production, observed, problems, exit_code = _observed_on_rows(
-            path, judge, settings.rows, options, progress)
+            path, judge, settings.rows, options, progress, batch_events)
     else:
         assert settings.passed is not None and settings.total is not None  # checked
         production = ProductionCounts(settings.passed, settings.total - settings.passed,
@@ -143,7 +186,7 @@ def _payload(judge: Judge, calibration: CalibrationSource, production: Productio
 
 
 def _observed_on_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOptions,
-                      progress: ProgressCallback | None
+                      progress: ProgressCallback | None, batch_events: BatchEvents | None
                       ) -> tuple[ProductionCounts, dict[str, Any], list[str], ExitCode]:
     """Run the judge over the exported rows: its outcomes, and what went wrong."""
     from introspection_cli.evaluation.plan import plan_unlabelled
@@ -154,7 +197,8 @@ def _observed_on_rows(recipe: Path, judge: Judge, rows_file: Path, options: Eval
                          "(`introspection conversations get --judge-fixtures`)")
     plan = plan_unlabelled(judge, rows_file, provider=options.provider, model=options.model,
                            regex_timeout=options.regex_timeout)
-    result = run_plans(str(recipe), [plan], options, progress=progress)
+    result = run_plans(str(recipe), [plan], options, progress=progress,
+                       batch_events=batch_events)
     (run,) = result.run.judges
     outcomes = Counter(row.outcome for row in run.rows)
     problems = []

@@ -61,3 +61,39 @@ def _has_not_applicable(confusion: dict[str, dict[str, int]]) -> bool:
 def _interval(interval: dict[str, float]) -> str:
     return (f"{interval['value']:.3f} (95% interval {interval['low']:.3f}–"
             f"{interval['high']:.3f})")
+
+
+def render_random_design(payload: dict[str, Any]) -> str:
+    """The PPI++ estimate as text: the rows, the design check, θ beside the labels' own."""
+    rows, check = payload["rows"], payload["design_check"]
+    lines = [f"judge {payload['judge']}", f"  fingerprint {payload['fingerprint']}",
+             f"  rows        {rows['path']}: {_mix(rows['labelled'], 'labelled')}, "
+             f"{_mix(rows['unlabelled'], 'unlabelled')}"
+             + (f", {rows['rejected']} rejected" if rows["rejected"] else "")]
+    if check is not None:
+        lines.append(f"  design      the labelled rows' verdict mix is the unlabelled rows' "
+                     f"within chance (chi-square p = {check['p_value']:.2g} >= "
+                     f"{check['level']}): taken as a random sample")
+    lines.append(f"  population  {payload['population']}")
+    lines += _ppi_lines(payload, "")
+    for segment in payload["segments"] or ():
+        lines.append(f"segment {segment['segment']}: {segment['rows']} rows, "
+                     f"{segment['labelled']} labelled, weight {segment['weight']:.3f}")
+        lines += _ppi_lines(segment, "  ")
+    return "\n".join(lines) + "\n"
+
+
+def _mix(rows: dict[str, Any], what: str) -> str:
+    counts = rows["outcomes"]
+    return f"{rows['rows']} {what} (" + ", ".join(f"{counts[o]} {o}" for o in _OUTCOMES) + ")"
+
+
+def _ppi_lines(summary: dict[str, Any], indent: str) -> list[str]:
+    labels_only = summary["labels_only"]
+    alone = (f"{indent}labels alone: {_interval(labels_only)} over {labels_only['n']} rows "
+             "labelled pass or fail" if labels_only else f"{indent}labels alone: —")
+    if summary["estimate"] is None:
+        return [f"{indent}pass rate (PPI++): — ({summary['reason']})", alone]
+    return [f"{indent}pass rate (PPI++): {_interval(summary['estimate'])}", alone,
+            f"{indent}the judge is worth {summary['effective_labels']:.0f} labels (effective "
+            "sample size of the labelled rows with its verdicts)"]
