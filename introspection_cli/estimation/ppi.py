@@ -12,7 +12,8 @@ ratio of two means. It is the root of the estimating equation
 ``E[1{y = pass} − θ·1{y ∈ pass, fail}] = 0``, and :func:`ppi_rate` solves that
 equation the PPI++ way over strata (segments weighted by their share of the
 rows). With no ``not_applicable`` label or verdict it is exactly :func:`ppi_mean`
-of ``1{y = pass}`` with predictions ``1{verdict = pass}``.
+of ``1{y = pass}`` with predictions ``1{verdict = pass}``. Its interval
+(:meth:`RateEstimate.interval`) is PPI++'s normal one on the log-odds scale.
 """
 
 from __future__ import annotations
@@ -97,6 +98,17 @@ class RateEstimate:
     labels_only_error: float
     lambdas: tuple[float, ...]
 
+    def interval(self, z: float = Z_95) -> tuple[float, float] | None:
+        """The 95% interval: the normal one taken on the log-odds scale (the same standard
+        error, by the delta method). It stays inside (0, 1) and keeps its coverage near
+        the edges, where the plain normal interval falls short or leaves [0, 1]. None
+        when θ is at or beyond an edge or has no standard error (nothing to take)."""
+        if not 0.0 < self.value < 1.0 or self.standard_error <= 0.0:
+            return None
+        log_odds = math.log(self.value / (1 - self.value))
+        spread = z * self.standard_error / (self.value * (1 - self.value))
+        return _expit(log_odds - spread), _expit(log_odds + spread)
+
     @property
     def effective_labels_ratio(self) -> float:
         """How many labels alone would give the same variance, per label used."""
@@ -121,6 +133,10 @@ def ppi_rate(strata: Sequence[Stratum]) -> RateEstimate | None:
         return None
     return RateEstimate(theta, _standard_error(strata, lambdas, theta), classical,
                         _standard_error(strata, zeros, classical), lambdas)
+
+
+def _expit(log_odds: float) -> float:
+    return 1.0 / (1.0 + math.exp(-log_odds))
 
 
 def _solve(strata: Sequence[Stratum], lambdas: Sequence[float]) -> float | None:

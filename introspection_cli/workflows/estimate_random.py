@@ -28,7 +28,7 @@ from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
-from introspection_cli.statistics import Z_95, Interval, homogeneity_test, wilson_interval
+from introspection_cli.statistics import Interval, homogeneity_test, wilson_interval
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
 if TYPE_CHECKING:
@@ -170,8 +170,8 @@ def _estimate(judge: Judge, rows_file: Path, rows: Sequence[ScoredRow], rejected
         **overall,
         "segments": segments,
         "segment_by": "gate" if by_gate else segment,
-        "method": "PPI++ (power-tuned lambda; Angelopoulos et al. 2023), 95% normal interval"
-                  + (", stratified by segment" if segments else ""),
+        "method": "PPI++ (power-tuned lambda; Angelopoulos et al. 2023), 95% normal interval "
+                  "on the log-odds scale" + (", stratified by segment" if segments else ""),
         "notes": [] if unlabelled else [f"every row of {rows_file} is labelled: the "
                                         "estimate is the labels' own"],
     }
@@ -238,18 +238,17 @@ def _summary(estimate: RateEstimate | None, labelled: Sequence[ScoredRow]) -> di
     if estimate is None:
         summary["reason"] = "no labelled row is pass or fail: there is no rate to estimate"
         return summary
-    low = estimate.value - Z_95 * estimate.standard_error
-    high = estimate.value + Z_95 * estimate.standard_error
-    if estimate.standard_error <= 0.0 or low < 0.0 or high > 1.0:
+    bounds = estimate.interval()
+    if bounds is None:
         summary["reason"] = (
-            f"PPI's normal interval ({low:.3f}–{high:.3f}) "
-            + ("has no width" if estimate.standard_error <= 0.0 else "leaves [0, 1]")
-            + f": with {judged} labelled rows this close to the edge it does not hold; read "
-            "the labels-only Wilson interval"
+            f"PPI++ puts the rate at {estimate.value:.3f} with standard error "
+            f"{estimate.standard_error:.3f}: at the edge of [0, 1] (or with no spread) it has "
+            f"no interval from {judged} labelled rows; read the labels-only Wilson interval"
             + (f" ({wilson.low:.3f}–{wilson.high:.3f})" if wilson else "")
             + ", or label more rows")
         return summary
-    summary.update(estimate=Interval(estimate.value, low, high).as_json(),
+    summary.update(estimate={**Interval(estimate.value, *bounds).as_json(),
+                             "standard_error": estimate.standard_error},
                    effective_labels=len(labelled) * estimate.effective_labels_ratio,
                    **{"lambda": list(estimate.lambdas)})
     return summary

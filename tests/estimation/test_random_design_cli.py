@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 
 from tests.conftest import run_cli
 from tests.evaluation.conftest import (
@@ -33,6 +33,9 @@ from tests.evaluation.stub_model_server import StubModelServer
 with warnings.catch_warnings():  # ppi_py's dependencies warn about their own imports
     warnings.simplefilter("ignore")
     from ppi_py import ppi_mean_ci
+
+
+Z = float(norm.ppf(0.975))
 
 
 def production(seed: int, rows: int, labelled: int, theta: float, *, tpr: float = 0.9,
@@ -86,10 +89,17 @@ def test_ppi_matches_ppi_python_and_wilson_matches_scipy(tmp_path: Path,
     f = np.array([_verdict_of(row) == "pass" for row in labelled], dtype=float)
     unlabelled = np.array([_verdict_of(row) == "pass" for row in rows
                            if row["expected"] is None], dtype=float)
-    low, high = ppi_mean_ci(y, f, unlabelled, alpha=0.05)
+    low, high = (float(bound[0]) for bound in ppi_mean_ci(y, f, unlabelled, alpha=0.05))
     estimate_ = payload["estimate"]
-    assert estimate_["low"] == pytest.approx(float(low[0]), abs=1e-6)
-    assert estimate_["high"] == pytest.approx(float(high[0]), abs=1e-6)
+    # ppi_python's estimate and standard error; the interval is its normal one taken on
+    # the log-odds scale (the delta method: se / (θ(1 − θ))).
+    assert estimate_["value"] == pytest.approx((low + high) / 2, abs=1e-6)
+    assert estimate_["standard_error"] == pytest.approx((high - low) / (2 * Z), abs=1e-6)
+    theta, spread = estimate_["value"], Z * estimate_["standard_error"]
+    log_odds = np.log(theta / (1 - theta))
+    for bound, sign in ((estimate_["low"], -1), (estimate_["high"], 1)):
+        expected = 1 / (1 + np.exp(-(log_odds + sign * spread / (theta * (1 - theta)))))
+        assert bound == pytest.approx(float(expected), abs=1e-9)
     assert estimate_["low"] <= estimate_["value"] <= estimate_["high"]
     wilson = binomtest(int(y.sum()), len(y)).proportion_ci(method="wilson")
     assert payload["labels_only"]["low"] == pytest.approx(wilson.low, abs=1e-9)
