@@ -10,15 +10,12 @@ inside each command.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Protocol
 
 import typer
 
 from introspection_cli.cli.stdout import write_stdout
-
-_T = TypeVar("_T")
 
 _RECIPE = Annotated[Path, typer.Argument(
     help="Recipe directory (the one containing SYSTEM.md). Default: the current directory.")]
@@ -183,33 +180,11 @@ def estimate(
                                 not_applicable=not_applicable, rows=rows, report=report,
                                 split=split, allow_misfit=allow_misfit, design=design,
                                 by_gate=by_gate, segment=segment, fmt=fmt)
-    _finish(_with_progress(lambda progress, batches: estimate_judge(
+    from introspection_cli.cli.progress import run_with_progress
+
+    _finish(run_with_progress(lambda progress, batches: estimate_judge(
         recipe, options, settings, progress=progress, batch_events=batches), batch=batch),
         f"the {fmt} estimate")
-
-
-def _with_progress(run: Callable[[Any, Any], _T], *, batch: bool) -> _T:
-    """``run(progress, batch_events)`` with the progress line judges eval draws on a
-    terminal's stderr (none into a log or a pipe), cleared at the end."""
-    from introspection_cli.cli.progress import RowProgress, StatusLine
-    from introspection_cli.cli.terminal import stream_redraws
-
-    line = StatusLine(sys.stderr) if stream_redraws(sys.stderr) else None
-    batches = None
-    if batch:
-        from introspection_cli.cli.batch_progress import BatchProgress
-
-        batches = BatchProgress(sys.stderr, redraw=line is not None, line=line)
-    progress = RowProgress(line, eta=not batch) if line is not None else None
-    try:
-        return run(progress, batches)
-    except KeyboardInterrupt:
-        if batches is not None:
-            batches.interrupted()
-        raise
-    finally:
-        if line is not None:
-            line.clear()
 
 
 def status(
