@@ -153,13 +153,7 @@ def _estimate(judge: Judge, rows_file: Path, rows: Sequence[ScoredRow], rejected
                        [row for row in population if row.label is not None])
     if overall["estimate"] is None:
         raise EstimateRefused(overall["reason"])
-    segments = None
-    if len(strata) > 1 or by_gate or segment:
-        segments = [{"segment": name, "weight": stratum.weight, "rows": len(members),
-                     "labelled": len(stratum.labelled),
-                     **_summary(ppi_rate([_alone(stratum)]),
-                                [row for row in members if row.label is not None])}
-                    for name, (stratum, members) in strata.items()]
+    segments = _segments(strata) if len(strata) > 1 or by_gate or segment else None
     return {
         "judge": judge.name, "fingerprint": judge_fingerprint(judge), "design": "random",
         "rows": {"path": str(rows_file), "rejected": rejected,
@@ -221,10 +215,17 @@ def _strata(population: Sequence[ScoredRow]) -> dict[str, tuple[Stratum, list[Sc
     return strata
 
 
-def _alone(stratum: Stratum) -> Stratum:
+def _segments(strata: Mapping[str, tuple[Stratum, list[ScoredRow]]]) -> list[dict[str, Any]]:
+    """Each segment's own estimate: its rows alone, with its own λ."""
     from dataclasses import replace
 
-    return replace(stratum, weight=1.0)
+    from introspection_cli.estimation.ppi import ppi_rate
+
+    return [{"segment": name, "weight": stratum.weight, "rows": len(members),
+             "labelled": len(stratum.labelled),
+             **_summary(ppi_rate([replace(stratum, weight=1.0)]),
+                        [row for row in members if row.label is not None])}
+            for name, (stratum, members) in strata.items()]
 
 
 def _summary(estimate: RateEstimate | None, labelled: Sequence[ScoredRow]) -> dict[str, Any]:
