@@ -102,16 +102,34 @@ def estimate(
         "--passed", metavar="K", help="Verdicts that were pass in production...")] = None,
     total: Annotated[int | None, typer.Option(
         "--total", metavar="N", help="...out of this many pass/fail verdicts.")] = None,
+    not_applicable: Annotated[int | None, typer.Option(
+        "--not-applicable", metavar="J",
+        help="With --passed/--total: the judge's not_applicable verdicts besides those N "
+             "(needed when calibration rows are labelled not_applicable).")] = None,
     rows: Annotated[Path | None, typer.Option(
         "--rows", metavar="FILE",
-        help="Or: exported fixtures (labels ignored) to run the judge on; the share of pass "
-             "among its pass/fail verdicts is the observed rate.")] = None,
+        help="Or: exported fixtures (labels ignored) to run the judge on; its pass, fail and "
+             "not_applicable verdicts on them are the production counts.")] = None,
     report: Annotated[Path | None, typer.Option(
         "--report", metavar="R.json",
         help="Take TPR and TNR from this eval report (with --split) instead of the judge's "
              "certificate.")] = None,
     split: Annotated[str | None, typer.Option(
         "--split", metavar="S", help="The split of --report to calibrate with.")] = None,
+    allow_misfit: Annotated[bool, typer.Option(
+        "--allow-misfit", help="Print the estimate even when production contradicts the "
+                               "calibration (with a warning) instead of exiting 1.")] = False,
+    design: Annotated[str | None, typer.Option(
+        "--design", metavar="random",
+        help="random: the labelled rows of --rows are a random sample of its rows; estimate "
+             "by prediction-powered inference (PPI++) instead of the calibration.")] = None,
+    by_gate: Annotated[bool, typer.Option(
+        "--by-gate", help="With --design random: estimate where the gate matches and where "
+                          "it misses, and overall.")] = False,
+    segment: Annotated[str | None, typer.Option(
+        "--segment", metavar="KEY",
+        help="With --design random: estimate per value of this judge_input field path "
+             "(e.g. metadata.channel), and a stratified overall.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight (--rows).")] = 8,
     provider: Annotated[str | None, typer.Option(
         help="With --rows: use this provider instead of the judge's llm.provider.")] = None,
@@ -122,28 +140,51 @@ def estimate(
     max_retries: Annotated[int, typer.Option(min=0, help="Retries per request (--rows).")] = 2,
     timeout: Annotated[float, typer.Option(
         min=0.001, help="Seconds to wait for one model response (--rows).")] = 60.0,
+    batch: Annotated[bool, typer.Option(
+        "--batch", help="With --rows: send uncached rows through the provider's batch API "
+                        "(as judges eval --batch).")] = False,
+    poll_interval: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: seconds before the first poll.")] = None,
+    max_wait: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: stop waiting after this long.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
-    """Correct a judge's production pass rate for its measured TPR and TNR.
+    """Correct a judge's production pass rate for its measured error rates.
 
-    The point estimate is Rogan-Gladen's, the 95% interval Lee et al.'s (2025),
-    which carries the uncertainty of the calibration rows too. TPR and TNR come
-    from the judge's valid certificate, or --report R.json --split S. Exit codes:
-    0 an estimate; 1 no valid calibration, a judge no better than chance (TPR +
-    TNR <= 1) or rejected rows; 2 usage error; 3 rows failed at the provider.
+    The calibration (rows by label and verdict) comes from the judge's valid
+    certificate, or --report R.json --split S. Two-class: Rogan-Gladen with Lee
+    et al.'s (2025) 95% interval; with not_applicable on either side, least
+    squares on the simplex with a bootstrap interval. Exit codes: 0 an estimate;
+    1 no valid calibration, a refusal (a class with 1-15 rows, a judge no better
+    than chance, fewer than 30 production verdicts, production contradicting the
+    calibration without --allow-misfit) or rejected rows; 2 usage error; 3 rows
+    failed at the provider. With --design random: PPI++ from the labelled rows of
+    --rows (a random sample), refused (exit 1) when their verdict mix shows they
+    are not one.
     """
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.workflows.estimate import EstimateSettings, estimate_judge
+    from introspection_cli.workflows.judges_eval import batch_options
 
     if not judge:
         raise UsageError("judges estimate needs --judge NAME")
+    if batch and rows is None:
+        raise UsageError("--batch applies to --rows (the rows the judge is run on)")
     options = EvalOptions(judges=(judge,), concurrency=concurrency, provider=provider,
                           model=model, use_cache=not no_cache, max_retries=max_retries,
-                          timeout=timeout)
-    settings = EstimateSettings(judge=judge, passed=passed, total=total, rows=rows,
-                                report=report, split=split, fmt=fmt)
-    _finish(estimate_judge(recipe, options, settings), f"the {fmt} estimate")
+                          timeout=timeout,
+                          batch=batch_options(batch, poll_interval=poll_interval,
+                                              max_wait=max_wait))
+    settings = EstimateSettings(judge=judge, passed=passed, total=total,
+                                not_applicable=not_applicable, rows=rows, report=report,
+                                split=split, allow_misfit=allow_misfit, design=design,
+                                by_gate=by_gate, segment=segment, fmt=fmt)
+    from introspection_cli.cli.progress import run_with_progress
+
+    _finish(run_with_progress(lambda progress, batches: estimate_judge(
+        recipe, options, settings, progress=progress, batch_events=batches), batch=batch),
+        f"the {fmt} estimate")
 
 
 def status(
