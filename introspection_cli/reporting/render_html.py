@@ -7,7 +7,9 @@ Security Policy allows exactly those scripts and styles by hash and nothing
 from anywhere, so the page makes no request and nothing else in it can run.
 
 Model reasoning, error messages and conversation ids are untrusted: they are
-written HTML-escaped, never as markup. Conversations reach the page only as
+written HTML-escaped, never as markup, by :func:`untrusted` (the transcript
+renderer's rule server-side: bounded time whatever their length, bidi controls
+shown as visible escapes). Conversations reach the page only as
 JSON inside ``<script type="application/json">`` (escaped so ``</script>`` or
 ``<!--`` in them cannot end it) and are drawn with DOM ``textContent`` when a
 row is unfolded. Intervals are drawn as inline SVG built from numbers only
@@ -49,8 +51,16 @@ _INTERVALS = ("agreement", "tpr", "tnr")
 
 
 def esc(text: object) -> str:
-    """Untrusted text as HTML text or an attribute value: escaped, control characters gone."""
-    return html.escape(without_controls(str(text)), quote=True)
+    """Short text as HTML text or an attribute value: escaped, control characters gone, bidi
+    controls written as visible escapes (``\\u202e``)."""
+    return html.escape(without_controls(webui.visible_bidi(str(text))), quote=True)
+
+
+def untrusted(text: object) -> str:
+    """Untrusted text (reasoning, errors, conversation ids) as element content, drawn as the
+    transcript renderer draws it (:func:`introspection_cli.webui.page_text`): in bounded
+    time whatever its length, bidi controls shown as visible escapes."""
+    return webui.page_text(str(text))
 
 
 def _asset(name: str) -> str:
@@ -133,16 +143,16 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
 def _row(row: Mapping[str, Any], key: str, missing: str | None) -> str:
     """One disagreement or error, folded: its reasoning or error, and its conversation."""
     outcome = row["outcome"] + (" (unstable)" if row["unstable"] else "")
-    summary = (f"line {row['line']} <code>{esc(row['conversation_id'])}</code> expected "
+    summary = (f"line {row['line']} <code>{untrusted(row['conversation_id'])}</code> expected "
                f"<span class=\"label\">{esc(row['expected'])}</span> got "
                f"<span class=\"label\">{esc(outcome)}</span>")
     body = []
     if row["outcome"] == "error":
         body.append('<p class="caption">Error</p><div class="error-text">'
-                    f'{esc(row["error"] or "no reason recorded")}</div>')
+                    f'{untrusted(row["error"] or "no reason recorded")}</div>')
     elif row["reasoning"]:
         body.append('<p class="caption">The model\'s reasoning</p>'
-                    f'<div class="reasoning">{esc(row["reasoning"])}</div>')
+                    f'<div class="reasoning">{untrusted(row["reasoning"])}</div>')
     if len(row["samples"]) > 1:
         body.append(f'<p class="muted">Samples: {esc(", ".join(row["samples"]))}</p>')
     note = f' data-missing="{esc(missing)}"' if missing else ""
@@ -233,7 +243,7 @@ def _rejected(judge: Mapping[str, Any]) -> list[str]:
     rejected = judge["rejected"]
     if not rejected:
         return []
-    items = "".join(f"<li>line {r['line']}: <code>{esc(r['code'])}</code> {esc(r['message'])}"
+    items = "".join(f"<li>line {r['line']}: <code>{esc(r['code'])}</code> {untrusted(r['message'])}"
                     "</li>" for r in rejected)
     return [f"<h3>Rejected rows ({len(rejected)})</h3>", f"<ul>{items}</ul>"]
 

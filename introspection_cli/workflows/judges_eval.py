@@ -36,7 +36,7 @@ from introspection_cli.evaluation.runner import (
     run_eval,
 )
 from introspection_cli.fsutil import check_output_target
-from introspection_cli.pricing import PriceTable, load_prices
+from introspection_cli.pricing import PriceTable, finite_cost, load_prices
 from introspection_cli.provenance import git_state
 from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
@@ -266,7 +266,8 @@ def add_costs(report: dict[str, Any], run: EvalRun, prices: PriceTable, *,
             total = None
         elif total is not None and cost is not None:
             total += cost
-    report["usage"]["cost"] = total if prices.prices else None
+    report["usage"]["cost"] = (finite_cost(total, "the run's cost")
+                               if prices.prices and total is not None else None)
 
 
 def _run_problems(result: EvalResult) -> list[str]:
