@@ -10,7 +10,7 @@ TPR) and ``fail`` (the change in TNR).
 
 Errors: a baseline path that does not exist or cannot be read is a usage
 error (exit 2, like any missing path on the command line); a file that is
-not a version-1 or version-2 eval report is a data error (exit 1).
+not an eval report of version 1, 2 or 3 is a data error (exit 1).
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def load_report_file(path: Path, *, what: str) -> dict[str, Any]:
 
     Raises :class:`UsageError` when the file is missing or unreadable and
     :class:`DataError` when it is not a valid eval report of a version this
-    introspection reads (1 or 2).
+    introspection reads (1 to 3).
     """
     try:
         data = Path(path).read_bytes()
@@ -169,7 +169,8 @@ def _check_report_shape(path: Path, report: Any, what: str) -> None:
                         f"{_REMAKE_HINT}")
     version = report["report_version"]
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
-        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+        *earlier, last = (str(v) for v in READABLE_VERSIONS)
+        readable = f"{', '.join(earlier)} and {last}" if earlier else last
         raise DataError(f"{what} {path} has report_version {json.dumps(version)}; this "
                         f"introspection reads versions {readable}; {_REMAKE_HINT}")
     import jsonschema  # lazily: only --baseline needs it

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from introspection_cli.reporting.baseline import McNemar, StatDelta
-from introspection_cli.reporting.metrics import agrees
+from introspection_cli.reporting.metrics import SCORED, agrees
 from introspection_cli.reporting.model import HELD_OUT_HINT, held_out
 
 #: Shown in place of a null statistic.
@@ -29,8 +29,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 _WHITESPACE = re.compile(r"\s+")
 
 STATS_COLUMNS: tuple[str, ...] = ("split", "n", "judged", "gated", "errors", "unstable",
-                                  "agreement", "kappa", "tpr", "tnr")
-
+                                  "agreement", "na_agreement", "kappa", "tpr", "tnr")
+#: The splits a judge's rows are in, without the one of every evaluated row.
+_ROW_SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit")
 
 
 def clean(text: str, limit: int | None = None) -> str:
@@ -95,8 +96,20 @@ def held_out_note(stats: Mapping[str, Any]) -> str | None:
 def stats_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
     """One table row of :data:`STATS_COLUMNS` for one split (not a held-out one)."""
     return [split, *(str(stats[key]) for key in ("n", "judged", "gated", "errors", "unstable")),
-            format_interval(stats["agreement"]), format_kappa(stats["kappa"]),
+            format_interval(stats["agreement"]), format_interval(stats["na_agreement"]),
+            format_kappa(stats["kappa"]),
             format_interval(stats["tpr"]), format_interval(stats["tnr"])]
+
+
+def scored_note(splits: Mapping[str, Any]) -> str:
+    """What the split ``scored`` holds: ``scored: every evaluated row (dev 12, unsplit 3;
+    the held-out test split is not in it)``."""
+    parts = [f"{split} {splits[split]['n']}" for split in _ROW_SPLITS
+             if not held_out(splits[split]) and splits[split]["n"]]
+    held = held_out(splits["test"])
+    inside = ", ".join(parts) or "no rows"
+    return (f"{SCORED}: every evaluated row ({inside}"
+            + ("; the held-out test split is not in it)" if held else ")"))
 
 
 def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import SPLITS, EvalRun, JudgeRun, RowOutcome, Usage
+from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
 from introspection_cli.fsutil import atomic_write_text
 from introspection_cli.provenance import GitState, tool_version, utc_now
-from introspection_cli.reporting.metrics import stats_by_split
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SPLIT_ALIASES, stats_by_split
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 #: Versions ``--baseline`` reads, each with its published schema.
-READABLE_VERSIONS: dict[int, str] = {1: "eval-report-v1", 2: "eval-report"}
+READABLE_VERSIONS: dict[int, str] = {1: "eval-report-v1", 2: "eval-report-v2", 3: "eval-report"}
 REPORT_SCHEMA_NAME = READABLE_VERSIONS[REPORT_VERSION]  # schemas/eval-report.schema.json
 #: The text shown for a held-out test split.
 HELD_OUT_HINT = "--split test or judges certify"
@@ -40,6 +40,15 @@ class Provenance:
 def held_out(stats: Mapping[str, Any]) -> bool:
     """Whether a report split is the held-out marker ``{"held_out": true, "n": N}``."""
     return bool(stats.get("held_out"))
+
+
+def split_of(splits: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The STATS of split ``name`` (``scored`` or its alias ``all`` included) in a report's
+    ``splits``, of any version: reports before version 3 hold ``scored`` as ``all``."""
+    name = SPLIT_ALIASES.get(name, name)
+    if name == SCORED and SCORED not in splits:
+        return splits["all"]  # type: ignore[no-any-return]
+    return splits[name]  # type: ignore[no-any-return]
 
 
 def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str, Any]:
@@ -93,9 +102,11 @@ def _judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = ()) -> dict[str, A
 
 def _run_json(judge: JudgeRun) -> dict[str, Any]:
     stats = stats_by_split(judge.rows)
-    splits: dict[str, Any] = {split: stats[split].as_json() for split in SPLITS}
+    splits: dict[str, Any] = {split: stats[split].as_json() for split in REPORT_SPLITS}
     if judge.held_out is not None:
         splits["test"] = {"held_out": True, "n": judge.held_out}
+    # The name reports before version 3 gave it, for scripts that read it.
+    splits["all"] = splits[SCORED]
     return {"splits": splits, "rows": [_row_json(row) for row in judge.rows]}
 
 

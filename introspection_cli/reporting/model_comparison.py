@@ -5,7 +5,7 @@ first ``--model`` is the reference: the judge's report entry, its gates, a
 baseline comparison, ``judges label --review`` and ``judges estimate --report``
 all read the first model's run, exactly as in a single-model report. Each
 other model's run is in the entry's ``models``, and this module adds
-``model_comparison``: per model, on split ``all`` (every row the run
+``model_comparison``: per model, on split ``scored`` (every row the run
 evaluated), agreement, TPR, TNR, kappa, errors, tokens, cost when a price is
 known, and McNemar's mid-p test against the first model over the rows both
 scored (neither an error), with the paired difference in agreement.
@@ -20,11 +20,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from introspection_cli.reporting.metrics import SCORED
+
 if TYPE_CHECKING:  # the paired test is loaded only by a run that compares models
     from introspection_cli.reporting.baseline import McNemar
 
 #: The split models are compared on: every evaluated row.
-COMPARED_SPLIT = "all"
+COMPARED_SPLIT = SCORED
 
 #: (provider, model, the run's usage for one judge) -> cost in US dollars, or None when
 #: no price is known. The seam for a price table; without one, cost is null.

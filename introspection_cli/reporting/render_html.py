@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Any
 
 from introspection_cli import webui
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     NULL,
@@ -36,16 +36,18 @@ from introspection_cli.reporting.formatting import (
     model_comparison_table,
     model_comparison_title,
     provenance_line,
+    scored_note,
     usage_sentence,
     without_controls,
 )
-from introspection_cli.reporting.metrics import agrees
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
+from introspection_cli.reporting.model import split_of
 
 #: judge name -> calibration line -> that row's ``judge_input.events``.
 Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
-_INTERVALS = ("agreement", "tpr", "tnr")
+_INTERVALS = ("agreement", "na_agreement", "tpr", "tnr")
 
 
 def esc(text: object) -> str:
@@ -104,7 +106,7 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
     if judge.get("fingerprint"):
         parts.append(f'<p class="meta">Fingerprint <code>{esc(judge["fingerprint"])}</code></p>')
     parts += [*_splits(judge), *_gates(judge_gates(report, judge["name"])),
-              *_models(judge), *_confusion(judge["splits"]["all"]), *_rejected(judge)]
+              *_models(judge), *_confusion(split_of(judge["splits"], SCORED)), *_rejected(judge)]
     listed = (("Disagreements", disagreements(judge["rows"])),
               ("Errors", [row for row in judge["rows"] if row["outcome"] == "error"]))
     included = 0
@@ -173,8 +175,8 @@ def _splits(judge: Mapping[str, Any]) -> list[str]:
               "<th>kappa</th></tr></thead><tbody>"]
     bars = ['<div class="scroll"><table class="intervals"><thead><tr><th>split</th>'
             "<th>statistic</th><th>Wilson 95% interval</th><th>value</th></tr></thead><tbody>"]
-    for split in SPLITS:
-        stats = judge["splits"][split]
+    for split in REPORT_SPLITS:
+        stats = split_of(judge["splits"], split)
         note = held_out_note(stats)
         if note is not None:
             counts.append(f'<tr><td>{split}</td><td colspan="6" class="wrap">{esc(note)}</td></tr>')
@@ -185,7 +187,9 @@ def _splits(judge: Mapping[str, Any]) -> list[str]:
         if stats["n"]:
             bars += [f"<tr><td>{split}</td><td>{name}</td>{_interval(stats[name])}</tr>"
                      for name in _INTERVALS]
-    return [*counts, "</tbody></table></div>", *bars, "</tbody></table></div>"]
+    return [*counts, "</tbody></table></div>",
+            f'<p class="muted">{esc(scored_note(judge["splits"]))}.</p>',
+            *bars, "</tbody></table></div>"]
 
 
 def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -222,7 +226,7 @@ def _confusion(stats: Mapping[str, Any]) -> list[str]:
             agree = " agree" if outcome != "error" and agrees(label, outcome) else ""
             cells.append(f'<td class="cell h{shade}{agree}">{count}</td>')
         rows.append(f"<tr><th>{label}</th>{''.join(cells)}</tr>")
-    return ["<h3>Confusion on split all</h3>",
+    return [f"<h3>Confusion on split {SCORED}</h3>",
             '<p class="muted">Rows: the label; columns: the outcome; darker: a larger share '
             "of the label's rows; outlined: the outcome agrees with the label.</p>",
             f'<div class="scroll"><table class="heat"><thead><tr><th>expected</th>{head}</tr>'

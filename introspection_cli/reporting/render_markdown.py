@@ -13,7 +13,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
@@ -28,9 +28,12 @@ from introspection_cli.reporting.formatting import (
     model_comparison_table,
     model_comparison_title,
     provenance_line,
+    scored_note,
     stats_cells,
     usage_sentence,
 )
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
+from introspection_cli.reporting.model import split_of
 
 #: Row lists longer than this are folded into a ``<details>`` block.
 FOLD_AFTER = 10
@@ -84,8 +87,9 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
     lines = [f"### {code(judge['name'])} ({code(judge['provider'] + '/' + judge['model'])})", ""]
     if judge.get("fingerprint"):
         lines += [f"Fingerprint {code(judge['fingerprint'])}", ""]
-    lines += _table(STATS_COLUMNS, [_split_cells(split, judge["splits"][split])
-                                    for split in SPLITS])
+    lines += _table(STATS_COLUMNS, [_split_cells(split, split_of(judge["splits"], split))
+                                    for split in REPORT_SPLITS])
+    lines += ["", cell(scored_note(judge["splits"])) + "."]
     if gates:
         lines += ["", "**Gates**", ""]
         lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"
@@ -95,8 +99,8 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
         title = model_comparison_title(judge)
         lines += ["", f"**{title[0].upper()}{title[1:]}**", "",
                   *_table(header, [[cell(text) for text in row] for row in compared])]
-    confusion = judge["splits"]["all"]["confusion"]
-    lines += ["", "Confusion on split `all` (rows: expected, columns: outcome)", ""]
+    confusion = split_of(judge["splits"], SCORED)["confusion"]
+    lines += ["", f"Confusion on split `{SCORED}` (rows: expected, columns: outcome)", ""]
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS])
     lines += _row_lists(judge)

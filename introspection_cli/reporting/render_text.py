@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
@@ -27,9 +27,12 @@ from introspection_cli.reporting.formatting import (
     model_comparison_table,
     model_comparison_title,
     provenance_line,
+    scored_note,
     stats_cells,
     usage_sentence,
 )
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
+from introspection_cli.reporting.model import split_of
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
 
@@ -87,8 +90,9 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
     lines = [paint(f"judge {judge['name']}", "bold") + f" ({model})"]
     if judge.get("fingerprint"):
         lines.append(f"  fingerprint {judge['fingerprint']}")
-    lines += _table(STATS_COLUMNS, [_split_cells(split, judge["splits"][split])
-                                    for split in SPLITS])
+    lines += _table(STATS_COLUMNS, [_split_cells(split, split_of(judge["splits"], split))
+                                    for split in REPORT_SPLITS])
+    lines.append(f"  {scored_note(judge['splits'])}")
     if gates:
         lines += ["", "  gates"]
         lines += [paint(f"    {gate_sentence(gate)}", "green" if gate["met"] else "red")
@@ -97,8 +101,8 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
     if compared:
         lines += ["", f"  {model_comparison_title(judge)}",
                   *_table(header, compared, indent="    ")]
-    lines += ["", "  confusion on split all (rows: expected, columns: outcome)"]
-    confusion = judge["splits"]["all"]["confusion"]
+    lines += ["", f"  confusion on split {SCORED} (rows: expected, columns: outcome)"]
+    confusion = split_of(judge["splits"], SCORED)["confusion"]
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS],
                     indent="    ")

@@ -126,7 +126,7 @@ def test_each_model_runs_the_same_rows_and_is_compared_with_the_first(
     assert code == 0
     # The error reply is never cached: only CHEAP's row 10 is asked again.
     assert [(r.body["model"]) for r in scripted.requests] == ["claude-cheap"]
-    assert "models compared on split all" in out
+    assert "models compared on split scored" in out
     table = {line.split()[0]: line.split() for line in out.splitlines()
              if line.strip().startswith(("openai/", "anthropic/"))}
     assert table["openai/gpt-ref"][1:4] == ["10", "0", "0.900"]

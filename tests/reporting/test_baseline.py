@@ -46,8 +46,9 @@ def as_version_1(report: dict[str, Any]) -> dict[str, Any]:
     old["judges"] = [{key: value for key, value in judge.items() if key != "fingerprint"}
                      for judge in report["judges"]]
     for judge in old["judges"]:
-        judge["splits"] = {split: {k: v for k, v in stats.items() if k != "precision"}
-                           for split, stats in judge["splits"].items()}
+        judge["splits"] = {split: {k: v for k, v in stats.items()
+                                   if k not in ("precision", "na_agreement")}
+                           for split, stats in judge["splits"].items() if split != "scored"}
     return old
 
 
@@ -85,7 +86,7 @@ def test_directory_as_baseline_is_a_usage_error(tmp_path: Path) -> None:
     (b"{\"report_version\": 1,", "not valid JSON"),
     (b"[1, 2]", "not an eval report"),
     (b"{\"diagnostics\": []}", "not an eval report"),
-    (b"{\"report_version\": 3}", "report_version 3; this introspection reads versions 1 and 2"),
+    (b"{\"report_version\": 4}", "report_version 4; this introspection reads versions 1, 2 and 3"),
     (b"{\"report_version\": true}", "report_version true"),
     (b"{\"report_version\": 1, \"recipe\": \"r\", \"judges\": [], \"usage\": "
      b"{\"requests\": NaN, \"cached\": 0, \"input_tokens\": 0, \"output_tokens\": 0}}",
@@ -121,12 +122,13 @@ def test_deltas_per_split() -> None:
     dev = judge.splits[1]
     assert (dev.n_before, dev.n_after) == (8, 8)
     agreement = dev.statistics[0]
-    # before: 7 scored (c6 error), agreeing c1 c3 c7 gone = 4/7.
-    # after: 8 scored, agreeing c1 c2 c3 c4 c5 new = 6/8.
+    # Applicable agreement, over rows labelled pass or fail. Before: 6 scored (c6 an error,
+    # c5 labelled not_applicable), agreeing c1 c3 c7 gone = 4/6.
+    # After: 7 scored, agreeing c1 c2 c3 c4 new = 5/7.
     assert agreement.statistic == "agreement"
-    assert agreement.before == pytest.approx(4 / 7)
-    assert agreement.after == pytest.approx(6 / 8)
-    assert agreement.delta == pytest.approx(6 / 8 - 4 / 7)
+    assert agreement.before == pytest.approx(4 / 6)
+    assert agreement.after == pytest.approx(5 / 7)
+    assert agreement.delta == pytest.approx(5 / 7 - 4 / 6)
     train = judge.splits[0]
     assert all(delta.before is None and delta.after is None and delta.delta is None
                for delta in train.statistics)
@@ -178,7 +180,7 @@ def test_comparison_text_shows_deltas_changed_rows_and_p_value() -> None:
     text = render_comparison_text(comparison, color=False)
     assert "judge billing (model openai/gpt-a → openai/gpt-b)" in text
     dev, = (line for line in text.splitlines() if line.split()[:1] == ["dev"])
-    assert "8 → 8" in dev and "0.571 → 0.750 (+0.179)" in dev
+    assert "8 → 8" in dev and "0.667 → 0.714 (+0.048)" in dev
     assert ("all paired rows: 5 paired, 3 now agree, 0 no longer agree; McNemar mid-p = "
             "0.125 (could be chance); change +0.600 (95% interval") in text
     assert "line 7 c7: expected fail → pass, fail → fail" in text
@@ -193,7 +195,7 @@ def test_comparison_goes_into_text_and_markdown_reports() -> None:
     assert "compared with baseline" in text
     markdown = render_markdown(after, comparison=comparison)
     assert "### Compared with baseline" in markdown
-    assert "| dev | 8 → 8 | 0.571 → 0.750 (+0.179) |" in markdown
+    assert "| dev | 8 → 8 | 0.667 → 0.714 (+0.048) |" in markdown
     assert "| 2 | c2 | pass | fail | pass |" in markdown
     # The JSON report stays exactly SPEC §3.2: no comparison inside it.
     assert json.loads(render_report(after, "json", comparison=comparison)) == after

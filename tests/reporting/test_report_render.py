@@ -41,13 +41,17 @@ def test_text_has_a_table_row_per_split_with_nulls_shown() -> None:
     text = render_text(report(), color=False)
     header, = (line for line in text.splitlines() if line.split()[:1] == ["split"])
     assert header.split() == ["split", "n", "judged", "gated", "errors", "unstable",
-                              "agreement", "kappa", "tpr", "tnr"]
+                              "agreement", "na_agreement", "kappa", "tpr", "tnr"]
     train, = (line for line in text.splitlines() if line.split()[:1] == ["train"])
-    assert train.split() == ["train", "0", "0", "0", "0", "0", "—", "—", "—", "—"]
-    all_row, = (line for line in text.splitlines() if line.split()[:1] == ["all"])
-    # 6 rows: 3 judged, 2 gated, 1 error, 1 unstable; 5 scored, 2 agree (a2, a4).
-    assert all_row.split()[:6] == ["all", "6", "3", "2", "1", "1"]
-    assert "0.400 (" in all_row
+    assert train.split() == ["train", "0", "0", "0", "0", "0", "—", "—", "—", "—", "—"]
+    scored, = (line for line in text.splitlines() if line.split()[:1] == ["scored"])
+    # 6 rows: 3 judged, 2 gated, 1 error, 1 unstable. Applicable agreement: of the 4
+    # non-error rows labelled pass or fail only a2 agrees; na_agreement: a4 of 1.
+    assert scored.split()[:6] == ["scored", "6", "3", "2", "1", "1"]
+    assert scored.split()[6:8] == ["0.250", "(0.046–0.699)"]
+    assert scored.split()[8] == "1.000"
+    # What "scored" holds, said under the table.
+    assert "  scored: every evaluated row (dev 2, test 3, unsplit 1)" in text.splitlines()
 
 
 def test_text_lists_confusion_rejected_disagreements_errors_and_usage() -> None:
@@ -99,9 +103,11 @@ def test_markdown_has_a_github_table_per_judge() -> None:
     markdown = render_markdown(report())
     assert markdown.startswith("## Judge calibration: `path/to/recipe`")
     assert "### `billing-request-handling` (`openai/gpt-5.6-luna`)" in markdown
-    assert ("| split | n | judged | gated | errors | unstable | agreement | kappa | tpr | tnr |"
-            in markdown)
-    assert "| train | 0 | 0 | 0 | 0 | 0 | — | — | — | — |" in markdown
+    assert ("| split | n | judged | gated | errors | unstable | agreement | na_agreement | kappa "
+            "| tpr | tnr |" in markdown)
+    assert "| train | 0 | 0 | 0 | 0 | 0 | — | — | — | — | — |" in markdown
+    assert "scored: every evaluated row (dev 2, test 3, unsplit 1)." in markdown
+    assert "Confusion on split `scored`" in markdown
     assert "| expected | pass | fail | not_applicable | gated | error |" in markdown
     assert "| pass | 1 | 1 | 1 | 1 | 0 |" in markdown
     for line in markdown.splitlines():
