@@ -12,7 +12,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from introspection_cli.reporting.baseline import McNemar, StatDelta
+from introspection_cli.reporting.baseline import (
+    JudgeComparison,
+    McNemar,
+    SplitDelta,
+    StatDelta,
+    UnpairedRow,
+)
 from introspection_cli.reporting.metrics import SCORED, agrees
 from introspection_cli.reporting.model import HELD_OUT_HINT, held_out
 
@@ -130,17 +136,53 @@ def mcnemar_sentence(test: McNemar) -> str:
     and the change in agreement with its 95% interval."""
     if not test.paired:
         return f"{_SCOPES[test.scope]}: none paired, nothing to compare"
-    # The reading users need, not just the number: 0.05 is the conventional line.
-    verdict = ("unlikely to be chance" if test.p_value < SIGNIFICANCE
-               else "could be chance")
+    # The reading users need, not just the number: 0.05 is the conventional line, read
+    # off the adjusted p-value when the test is one of a family.
+    decisive = test.p_value if test.p_adjusted is None else test.p_adjusted
+    verdict = "unlikely to be chance" if decisive < SIGNIFICANCE else "could be chance"
+    adjusted = "" if test.p_adjusted is None else f", Holm-adjusted {test.p_adjusted:.3g}"
     sentence = (f"{_SCOPES[test.scope]}: {test.paired} paired, {test.improved} now agree, "
-                f"{test.regressed} no longer agree; McNemar mid-p = {test.p_value:.3g} "
-                f"({verdict})")
+                f"{test.regressed} no longer agree; McNemar mid-p = {test.p_value:.3g}"
+                f"{adjusted} ({verdict})")
     if test.difference is not None:
         change = test.difference
         sentence += (f"; change {change.value:+.3f} (95% interval {change.low:+.3f} to "
                      f"{change.high:+.3f})")
     return sentence
+
+
+def comparison_header(judge: JudgeComparison) -> list[str]:
+    """The columns of a baseline comparison's split table."""
+    return ["split", "paired", *(delta.statistic for delta in judge.splits[0].statistics),
+            "not paired"]
+
+
+def comparison_cells(split: SplitDelta) -> list[str]:
+    """One split of a baseline comparison: the paired rows' count, each statistic's change
+    over them, and the rows of the split that have no pair (in no figure of the row)."""
+    unpaired = (f"{split.only_in_baseline} only before, {split.only_in_current} only now"
+                if split.unpaired else "0")
+    return [split.split, str(split.paired), *(format_delta(delta) for delta in split.statistics),
+            unpaired]
+
+
+def unpaired_summary(judge: JudgeComparison) -> str:
+    """``rows not paired (12): 0 only in the baseline, 12 only in this run, 0 whose
+    conversation text changed; no delta or test counts them``."""
+    return (f"rows not paired ({len(judge.unpaired)}): {judge.only_in_baseline} only in the "
+            f"baseline, {judge.only_in_current} only in this run, {judge.text_changed} whose "
+            "conversation text changed; no delta or test counts them")
+
+
+#: How each kind of unpaired row is described.
+_UNPAIRED = {"baseline": "only in the baseline (its line there)",
+             "this run": "only in this run",
+             "text changed": "its conversation text changed (snapshot_hash differs)"}
+
+
+def unpaired_line(row: UnpairedRow) -> str:
+    """``line 24 conv_x: only in this run``: one row without a pair."""
+    return f"line {row.line} {clean(row.conversation_id)}: {_UNPAIRED[row.where]}"
 
 
 def gate_sentence(gate: Mapping[str, Any]) -> str:

@@ -121,6 +121,13 @@ def usage_json(usage: Usage) -> dict[str, Any]:
             "cost": None}
 
 
+def row_from_json(row: Mapping[str, Any]) -> RowOutcome:
+    """A report row (of any version) read back as the :class:`RowOutcome` it was made from."""
+    return RowOutcome(row["line"], row["conversation_id"], row["split"], row["expected"],
+                      row["outcome"], tuple(row["samples"]), row["unstable"], row["reasoning"],
+                      row["error"], row["cached"], row.get("snapshot_hash"))
+
+
 def _row_json(row: RowOutcome) -> dict[str, Any]:
     return {
         "line": row.line,

@@ -26,8 +26,9 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     NULL,
+    comparison_cells,
+    comparison_header,
     disagreements,
-    format_delta,
     format_kappa,
     gate_sentence,
     held_out_note,
@@ -37,6 +38,8 @@ from introspection_cli.reporting.formatting import (
     model_comparison_title,
     provenance_line,
     scored_note,
+    unpaired_line,
+    unpaired_summary,
     usage_sentence,
     without_controls,
 )
@@ -257,22 +260,25 @@ def _baseline_section(comparison: Comparison) -> list[str]:
 def _baseline_judge(judge: JudgeComparison) -> list[str]:
     model = (f" <span class=\"muted\">model {esc(judge.model_before)} → "
              f"{esc(judge.model_after)}</span>" if judge.model_before != judge.model_after else "")
-    names = [delta.statistic for delta in judge.splits[0].statistics]
-    head = "".join(f"<th>{name}</th>" for name in ("split", "n", *names))
+    header = comparison_header(judge)
+    head = "".join(f"<th>{name}</th>" for name in header)
     rows = []
     for split in judge.splits:
         if split.held_out:
-            rows.append(f'<tr><td>{split.split}</td><td colspan="{len(names) + 1}" '
+            rows.append(f'<tr><td>{split.split}</td><td colspan="{len(header) - 1}" '
                         f'class="wrap">held out {esc(split.held_out)}</td></tr>')
             continue
-        rows.append(f"<tr><td>{split.split}</td><td>{split.n_before} → {split.n_after}</td>"
-                    + "".join(f"<td>{esc(format_delta(d))}</td>" for d in split.statistics)
+        rows.append("<tr>" + "".join(f"<td>{esc(text)}</td>" for text in comparison_cells(split))
                     + "</tr>")
     parts = [f"<h3><code>{esc(judge.name)}</code>{model}</h3>",
              f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
              "</tbody></table></div>",
              "<ul>" + "".join(f"<li>{esc(mcnemar_sentence(t))}.</li>" for t in judge.tests)
              + "</ul>"]
+    if judge.unpaired:
+        items = "".join(f"<li>{esc(unpaired_line(r))}</li>" for r in judge.unpaired)
+        parts.append(f"<details><summary>{esc(unpaired_summary(judge))}</summary>"
+                     f"<ul>{items}</ul></details>")
     if judge.changed:
         items = "".join(
             f"<li>line {r.line} <code>{esc(r.conversation_id)}</code>: expected "

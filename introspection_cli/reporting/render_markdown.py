@@ -19,8 +19,9 @@ from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
     STATS_COLUMNS,
     clean,
+    comparison_cells,
+    comparison_header,
     disagreements,
-    format_delta,
     gate_sentence,
     held_out_note,
     judge_gates,
@@ -30,6 +31,8 @@ from introspection_cli.reporting.formatting import (
     provenance_line,
     scored_note,
     stats_cells,
+    unpaired_line,
+    unpaired_summary,
     usage_sentence,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
@@ -147,16 +150,15 @@ def _judge_comparison_markdown(judge: JudgeComparison) -> list[str]:
     title = f"**{code(judge.name)}**"
     if judge.model_before != judge.model_after:
         title += f" (model {code(judge.model_before)} → {code(judge.model_after)})"
-    header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
+    header = comparison_header(judge)
     rows = [[split.split, f"held out {split.held_out}", *([""] * (len(header) - 2))]
-            if split.held_out else
-            [split.split, f"{split.n_before} → {split.n_after}",
-             *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
+            if split.held_out else comparison_cells(split) for split in judge.splits]
     lines = [title, "", *_table(header, rows), ""]
     lines += [f"- {cell(mcnemar_sentence(test))}." for test in judge.tests]
-    if judge.only_in_baseline or judge.only_in_current:
-        lines += ["", f"Rows only in the baseline: {judge.only_in_baseline}; "
-                      f"only in this run: {judge.only_in_current}."]
+    if judge.unpaired:
+        listed = [f"- {cell(unpaired_line(row))}" for row in judge.unpaired]
+        lines += ["", *_folded("Rows not paired", [f"{cell(unpaired_summary(judge))}.", "",
+                                                   *listed], len(judge.unpaired))]
     if judge.changed:
         table = _table(("line", "conversation", "expected", "baseline", "now"),
                        [[str(r.line), cell(r.conversation_id),

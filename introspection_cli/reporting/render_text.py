@@ -18,8 +18,9 @@ from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
     STATS_COLUMNS,
     clean,
+    comparison_cells,
+    comparison_header,
     disagreements,
-    format_delta,
     gate_sentence,
     held_out_note,
     judge_gates,
@@ -29,6 +30,8 @@ from introspection_cli.reporting.formatting import (
     provenance_line,
     scored_note,
     stats_cells,
+    unpaired_line,
+    unpaired_summary,
     usage_sentence,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
@@ -155,15 +158,13 @@ def _comparison_judge_lines(judge: JudgeComparison, paint: _Painter) -> list[str
     title = paint(f"judge {judge.name}", "bold")
     if judge.model_before != judge.model_after:
         title += f" (model {judge.model_before} → {judge.model_after})"
-    header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
-    rows = [[split.split, f"held out {split.held_out}"] if split.held_out else
-            [split.split, f"{split.n_before} → {split.n_after}",
-             *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
-    lines = [title, *_table(header, rows)]
+    rows = [[split.split, f"held out {split.held_out}"] if split.held_out
+            else comparison_cells(split) for split in judge.splits]
+    lines = [title, *_table(comparison_header(judge), rows)]
     lines += ["  " + mcnemar_sentence(test) for test in judge.tests]
-    if judge.only_in_baseline or judge.only_in_current:
-        lines.append(f"  rows only in the baseline: {judge.only_in_baseline}; "
-                     f"only in this run: {judge.only_in_current}")
+    if judge.unpaired:
+        lines.append(paint(f"  {unpaired_summary(judge)}", "yellow"))
+        lines += [f"    {unpaired_line(row)}" for row in judge.unpaired]
     if judge.changed:
         lines.append(paint(f"  changed rows ({len(judge.changed)})", "yellow"))
     for row in judge.changed:

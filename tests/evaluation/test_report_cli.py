@@ -110,7 +110,8 @@ def test_real_baseline_run_shows_changes_and_thresholds_fail(
     assert code == 1
     assert "### Compared with baseline" in out
     assert "| conv_miss | pass | pass | fail |" in out
-    assert "0 now agree, 1 no longer agree; McNemar mid-p = 0.5 (could be chance)" in out
+    assert ("0 now agree, 1 no longer agree; McNemar mid-p = 0.5, Holm-adjusted 1 (could be "
+            "chance)") in out
     assert "❌ agreement lower bound on split scored ≥ 0.9: 0.095, MISSED" in out
     assert ("judge billing: agreement on split scored is 0.500 with 95% interval 0.095–0.905; "
             "its lower bound 0.095 is below --min-agreement 0.9") in err
