@@ -85,3 +85,5 @@ class EvalRun:
     recipe: str
     judges: tuple[JudgeRun, ...]
     usage: Usage = field(default_factory=Usage)
+    #: Calls per row (``--samples``): with one, no row can be unstable.
+    samples: int = 1

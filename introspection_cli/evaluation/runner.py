@@ -333,7 +333,7 @@ class _Execution:
             if slot.result is not None:
                 samples_by_row.setdefault((id(slot.plan), id(slot.row)), []).append(slot.result)
         return EvalRun(recipe, tuple(self._judge_run(plan, samples_by_row)
-                                     for plan in self.plans), usage)
+                                     for plan in self.plans), usage, self.options.samples)
 
     async def _run(self, worker: CacheWorker | None) -> None:
         import asyncio

@@ -36,6 +36,8 @@ _WHITESPACE = re.compile(r"\s+")
 
 STATS_COLUMNS: tuple[str, ...] = ("split", "n", "judged", "gated", "errors", "unstable",
                                   "agreement", "na_agreement", "kappa", "tpr", "tnr")
+#: The counts of a split table, without ``unstable``.
+_COUNTS: tuple[str, ...] = ("n", "judged", "gated", "errors")
 #: The splits a judge's rows are in, without the one of every evaluated row.
 _ROW_SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit")
 
@@ -99,9 +101,20 @@ def held_out_note(stats: Mapping[str, Any]) -> str | None:
     return f"{stats['n']} rows held out: {HELD_OUT_HINT}"
 
 
-def stats_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
-    """One table row of :data:`STATS_COLUMNS` for one split (not a held-out one)."""
-    return [split, *(str(stats[key]) for key in ("n", "judged", "gated", "errors", "unstable")),
+def stats_columns(unstable: bool) -> tuple[str, ...]:
+    """The columns of a split table: :data:`STATS_COLUMNS`, ``unstable`` only when the run
+    made several calls per row (with one, no row can be unstable: a column of zeros)."""
+    return STATS_COLUMNS if unstable else tuple(c for c in STATS_COLUMNS if c != "unstable")
+
+
+def count_columns(unstable: bool) -> tuple[str, ...]:
+    """The count columns of a split table (``n`` to ``errors``, then ``unstable`` if shown)."""
+    return (*_COUNTS, "unstable") if unstable else _COUNTS
+
+
+def stats_cells(split: str, stats: Mapping[str, Any], *, unstable: bool) -> list[str]:
+    """One table row of :func:`stats_columns` for one split (not a held-out one)."""
+    return [split, *(str(stats[key]) for key in count_columns(unstable)),
             format_interval(stats["agreement"]), format_interval(stats["na_agreement"]),
             format_kappa(stats["kappa"]),
             format_interval(stats["tpr"]), format_interval(stats["tnr"])]

@@ -42,6 +42,14 @@ def held_out(stats: Mapping[str, Any]) -> bool:
     return bool(stats.get("held_out"))
 
 
+def several_samples(report: Mapping[str, Any]) -> bool:
+    """Whether the run made more than one call per row (``--samples`` > 1), so rows can be
+    unstable. A report before version 3 does not say: a row with several samples tells."""
+    if "samples" in report:
+        return bool(report["samples"] > 1)
+    return any(len(row["samples"]) > 1 for judge in report["judges"] for row in judge["rows"])
+
+
 def split_of(splits: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     """The STATS of split ``name`` (``scored`` or its alias ``all`` included) in a report's
     ``splits``, of any version: reports before version 3 hold ``scored`` as ``all``."""
@@ -64,6 +72,7 @@ def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str
         "created_at": origin.created_at,
         "git": origin.git.as_json() if origin.git is not None else None,
         "recipe": run.recipe,
+        "samples": run.samples,
         "judges": [_judge_json(first, others) for first, *others in _by_judge(run.judges)],
         "gates": [],
         "usage": usage_json(run.usage),

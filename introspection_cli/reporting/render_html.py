@@ -28,6 +28,7 @@ from introspection_cli.reporting.formatting import (
     NULL,
     comparison_cells,
     comparison_header,
+    count_columns,
     disagreements,
     format_kappa,
     gate_sentence,
@@ -44,7 +45,7 @@ from introspection_cli.reporting.formatting import (
     without_controls,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
-from introspection_cli.reporting.model import split_of
+from introspection_cli.reporting.model import several_samples, split_of
 
 #: judge name -> calibration line -> that row's ``judge_input.events``.
 Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
@@ -108,7 +109,8 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
              f"{esc(judge['provider'] + '/' + judge['model'])}</span></h2>"]
     if judge.get("fingerprint"):
         parts.append(f'<p class="meta">Fingerprint <code>{esc(judge["fingerprint"])}</code></p>')
-    parts += [*_splits(judge), *_gates(judge_gates(report, judge["name"])),
+    parts += [*_splits(judge, unstable=several_samples(report)),
+              *_gates(judge_gates(report, judge["name"])),
               *_models(judge), *_confusion(split_of(judge["splits"], SCORED)), *_rejected(judge)]
     listed = (("Disagreements", disagreements(judge["rows"])),
               ("Errors", [row for row in judge["rows"] if row["outcome"] == "error"]))
@@ -172,20 +174,22 @@ def _interval(interval: Mapping[str, float] | None) -> str:
     return f'<td>{_bar(interval)}</td><td class="wrap">{text}</td>'
 
 
-def _splits(judge: Mapping[str, Any]) -> list[str]:
+def _splits(judge: Mapping[str, Any], *, unstable: bool) -> list[str]:
+    columns = count_columns(unstable)
     counts = ["<h3>Splits</h3>", '<div class="scroll"><table><thead><tr><th>split</th>'
-              "<th>n</th><th>judged</th><th>gated</th><th>errors</th><th>unstable</th>"
-              "<th>kappa</th></tr></thead><tbody>"]
+              + "".join(f"<th>{name}</th>" for name in columns)
+              + "<th>kappa</th></tr></thead><tbody>"]
     bars = ['<div class="scroll"><table class="intervals"><thead><tr><th>split</th>'
             "<th>statistic</th><th>Wilson 95% interval</th><th>value</th></tr></thead><tbody>"]
     for split in REPORT_SPLITS:
         stats = split_of(judge["splits"], split)
         note = held_out_note(stats)
         if note is not None:
-            counts.append(f'<tr><td>{split}</td><td colspan="6" class="wrap">{esc(note)}</td></tr>')
+            counts.append(f'<tr><td>{split}</td><td colspan="{len(columns) + 1}" class="wrap">'
+                          f'{esc(note)}</td></tr>')
             continue
         counts.append(f"<tr><td>{split}</td>" + "".join(
-            f"<td>{stats[key]}</td>" for key in ("n", "judged", "gated", "errors", "unstable"))
+            f"<td>{stats[key]}</td>" for key in columns)
             + f"<td>{format_kappa(stats['kappa'])}</td></tr>")
         if stats["n"]:
             bars += [f"<tr><td>{split}</td><td>{name}</td>{_interval(stats[name])}</tr>"

@@ -17,7 +17,6 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
-    STATS_COLUMNS,
     clean,
     comparison_cells,
     comparison_header,
@@ -31,12 +30,13 @@ from introspection_cli.reporting.formatting import (
     provenance_line,
     scored_note,
     stats_cells,
+    stats_columns,
     unpaired_line,
     unpaired_summary,
     usage_sentence,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
-from introspection_cli.reporting.model import split_of
+from introspection_cli.reporting.model import several_samples, split_of
 
 #: Row lists longer than this are folded into a ``<details>`` block.
 FOLD_AFTER = 10
@@ -72,26 +72,29 @@ def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None 
     if not report["judges"]:
         lines += ["", "No judge was evaluated."]
     for judge in report["judges"]:
-        lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]))]
+        lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]),
+                                       unstable=several_samples(report))]
     lines += ["", f"Usage: {cell(usage_sentence(report['usage']))}."]
     if comparison is not None:
         lines += ["", *comparison_markdown(comparison)]
     return "\n".join(lines) + "\n"
 
 
-def _split_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
+def _split_cells(split: str, stats: Mapping[str, Any], unstable: bool) -> list[str]:
     note = held_out_note(stats)
     if note is None:
-        return stats_cells(split, stats)
-    return [split, cell(note), *([""] * (len(STATS_COLUMNS) - 2))]
+        return stats_cells(split, stats, unstable=unstable)
+    return [split, cell(note), *([""] * (len(stats_columns(unstable)) - 2))]
 
 
-def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]) -> list[str]:
+def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]], *,
+                    unstable: bool) -> list[str]:
     lines = [f"### {code(judge['name'])} ({code(judge['provider'] + '/' + judge['model'])})", ""]
     if judge.get("fingerprint"):
         lines += [f"Fingerprint {code(judge['fingerprint'])}", ""]
-    lines += _table(STATS_COLUMNS, [_split_cells(split, split_of(judge["splits"], split))
-                                    for split in REPORT_SPLITS])
+    lines += _table(stats_columns(unstable),
+                    [_split_cells(split, split_of(judge["splits"], split), unstable)
+                     for split in REPORT_SPLITS])
     lines += ["", cell(scored_note(judge["splits"])) + "."]
     if gates:
         lines += ["", "**Gates**", ""]

@@ -16,7 +16,6 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
-    STATS_COLUMNS,
     clean,
     comparison_cells,
     comparison_header,
@@ -30,12 +29,13 @@ from introspection_cli.reporting.formatting import (
     provenance_line,
     scored_note,
     stats_cells,
+    stats_columns,
     unpaired_line,
     unpaired_summary,
     usage_sentence,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
-from introspection_cli.reporting.model import split_of
+from introspection_cli.reporting.model import several_samples, split_of
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
 
@@ -77,24 +77,26 @@ def render_text(report: Mapping[str, Any], *, color: bool) -> str:
         lines.append("no judge was evaluated")
     for judge in report["judges"]:
         lines.append("")
-        lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint))
+        lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint,
+                                  unstable=several_samples(report)))
     lines += ["", f"usage: {usage_sentence(report['usage'])}"]
     return "\n".join(lines) + "\n"
 
 
-def _split_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
+def _split_cells(split: str, stats: Mapping[str, Any], unstable: bool) -> list[str]:
     note = held_out_note(stats)
-    return [split, note] if note is not None else stats_cells(split, stats)
+    return [split, note] if note is not None else stats_cells(split, stats, unstable=unstable)
 
 
 def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
-                 paint: _Painter) -> list[str]:
+                 paint: _Painter, *, unstable: bool) -> list[str]:
     model = clean(f"{judge['provider']}/{judge['model']}")
     lines = [paint(f"judge {judge['name']}", "bold") + f" ({model})"]
     if judge.get("fingerprint"):
         lines.append(f"  fingerprint {judge['fingerprint']}")
-    lines += _table(STATS_COLUMNS, [_split_cells(split, split_of(judge["splits"], split))
-                                    for split in REPORT_SPLITS])
+    lines += _table(stats_columns(unstable),
+                    [_split_cells(split, split_of(judge["splits"], split), unstable)
+                     for split in REPORT_SPLITS])
     lines.append(f"  {scored_note(judge['splits'])}")
     if gates:
         lines += ["", "  gates"]

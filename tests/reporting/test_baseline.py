@@ -40,7 +40,7 @@ def as_version_1(report: dict[str, Any]) -> dict[str, Any]:
     """The same report as the first published layout wrote it (no provenance, fingerprint,
     precision, gates or batch count; every split evaluated)."""
     old = {key: value for key, value in report.items()
-           if key not in ("tool_version", "created_at", "git", "gates")}
+           if key not in ("tool_version", "created_at", "git", "gates", "samples")}
     old["report_version"] = 1
     old["usage"] = {key: value for key, value in report["usage"].items()
                     if key in ("requests", "cached", "input_tokens", "output_tokens")}

@@ -70,7 +70,8 @@ def test_report_has_exactly_the_spec_shape() -> None:
     report = build_report(sample_run(), Provenance("9.9.9", "2026-11-20T10:04:11Z",
                                                    GitState("a" * 40, dirty=True)))
     assert list(report) == ["report_version", "tool_version", "created_at", "git", "recipe",
-                            "judges", "gates", "usage"]
+                            "samples", "judges", "gates", "usage"]
+    assert report["samples"] == 1
     assert report["report_version"] == 3
     assert (report["tool_version"], report["created_at"]) == ("9.9.9", "2026-11-20T10:04:11Z")
     assert report["git"] == {"commit": "a" * 40, "dirty": True}

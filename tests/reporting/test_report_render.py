@@ -28,7 +28,8 @@ def report() -> dict[str, Any]:
     )
     judge = JudgeRun("billing-request-handling", "openai", "gpt-5.6-luna", rows,
                      (RejectedRow(3, "fixture-hash-mismatch", "snapshot_hash does not match"),))
-    return build_report(EvalRun("path/to/recipe", (judge,), Usage(4, 30, 5120, 900)))
+    # Three samples a row (conv_a6 is unstable), so the unstable column is shown.
+    return build_report(EvalRun("path/to/recipe", (judge,), Usage(4, 30, 5120, 900), samples=3))
 
 
 def lines_with(text: str, needle: str) -> list[str]:
@@ -147,3 +148,24 @@ def test_render_report_dispatches_to_text_and_markdown() -> None:
 def test_bidi_overrides_are_stripped_from_untrusted_text() -> None:
     # U+202E (right-to-left override) would make "liaf" display as "fail".
     assert clean("pass\u202eliaf\u2066x\u2069") == "pass liaf x"
+
+
+# --- unstable: a column only when rows had several samples ------------------------------
+
+def _one_sample_report(samples: int) -> dict[str, Any]:
+    rows = tuple(RowOutcome(i, f"c{i}", "dev", "pass", "pass", ("pass",) * samples)
+                 for i in range(1, 4))
+    return build_report(EvalRun("r", (JudgeRun("j", "openai", "m", rows),), samples=samples))
+
+
+def test_the_unstable_column_appears_only_with_several_samples() -> None:
+    """With one sample per row no row can be unstable: a column of zeros says nothing."""
+    from introspection_cli.reporting.render_html import render_html
+
+    single, several = _one_sample_report(1), _one_sample_report(3)
+    assert single["samples"] == 1 and several["samples"] == 3
+    # The JSON keeps the count either way (documented as meaningful with --samples > 1).
+    assert single["judges"][0]["splits"]["dev"]["unstable"] == 0
+    for render in (lambda r: render_text(r, color=False), render_markdown, render_html):
+        assert "unstable" not in render(single)
+        assert "unstable" in render(several)
