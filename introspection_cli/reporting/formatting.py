@@ -28,6 +28,13 @@ NULL = "—"
 REASONING_LIMIT = 280
 #: Below this McNemar p-value a change in agreement is called unlikely to be chance.
 SIGNIFICANCE = 0.05
+#: Marks an interval's bound at the end of the scale, as written to three decimals (0 or
+#: 1; ±1 for a change): where the interval stops, which a reader would take for a
+#: measured certainty. :data:`EDGE_NOTE` says so under whatever shows one.
+EDGE_MARK = "†"
+EDGE_NOTE = (f"{EDGE_MARK} a bound at the end of the scale (0 or 1, to three decimals): "
+             "where the interval stops, not a measured value")
+_EDGES = frozenset({"0.000", "1.000", "+1.000", "-1.000"})
 
 # C0/C1 controls (ESC starts terminal escape sequences) and the bidirectional
 # overrides that can make displayed text read differently from what it is.
@@ -56,11 +63,24 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def format_bound(bound: float, *, signed: bool = False) -> str:
+    """An interval's bound to three decimals, marked with :data:`EDGE_MARK` at the end of
+    the scale (``1.000†``); ``signed`` for a change (``+0.120``, ``-1.000†``)."""
+    text = f"{bound:+.3f}" if signed else f"{bound:.3f}"
+    return text + EDGE_MARK if text in _EDGES else text
+
+
 def format_interval(interval: Mapping[str, float] | None) -> str:
-    """``0.800 (0.490–0.943)``, or the null mark."""
+    """``0.800 (0.490–0.943)``, ``1.000 (0.676–1.000†)``, or the null mark."""
     if interval is None:
         return NULL
-    return f"{interval['value']:.3f} ({interval['low']:.3f}–{interval['high']:.3f})"
+    return (f"{interval['value']:.3f} ({format_bound(interval['low'])}–"
+            f"{format_bound(interval['high'])})")
+
+
+def edge_notes(lines: Sequence[str]) -> list[str]:
+    """``[EDGE_NOTE]`` when one of ``lines`` (numbers the reports wrote) marks a bound."""
+    return [EDGE_NOTE] if any(EDGE_MARK in line for line in lines) else []
 
 
 def format_kappa(kappa: float | None) -> str:
@@ -159,8 +179,9 @@ def mcnemar_sentence(test: McNemar) -> str:
                 f"{adjusted} ({verdict})")
     if test.difference is not None:
         change = test.difference
-        sentence += (f"; change {change.value:+.3f} (95% interval {change.low:+.3f} to "
-                     f"{change.high:+.3f})")
+        sentence += (f"; change {change.value:+.3f} (95% interval "
+                     f"{format_bound(change.low, signed=True)} to "
+                     f"{format_bound(change.high, signed=True)})")
     return sentence
 
 

@@ -30,6 +30,8 @@ from introspection_cli.reporting.formatting import (
     comparison_header,
     count_columns,
     disagreements,
+    edge_notes,
+    format_bound,
     format_kappa,
     gate_sentence,
     held_out_note,
@@ -169,8 +171,8 @@ def _bar(interval: Mapping[str, float]) -> str:
 def _interval(interval: Mapping[str, float] | None) -> str:
     if interval is None:
         return f'<td>{NULL}</td><td class="wrap muted">no rows to score</td>'
-    text = (f"{interval['value']:.3f} <span class=\"muted\">({interval['low']:.3f}–"
-            f"{interval['high']:.3f})</span>")
+    text = (f"{interval['value']:.3f} <span class=\"muted\">({format_bound(interval['low'])}–"
+            f"{format_bound(interval['high'])})</span>")
     return f'<td>{_bar(interval)}</td><td class="wrap">{text}</td>'
 
 
@@ -194,9 +196,10 @@ def _splits(judge: Mapping[str, Any], *, unstable: bool) -> list[str]:
         if stats["n"]:
             bars += [f"<tr><td>{split}</td><td>{name}</td>{_interval(stats[name])}</tr>"
                      for name in _INTERVALS]
+    notes = "".join(f'<p class="muted">{esc(note)}.</p>' for note in edge_notes(bars))
     return [*counts, "</tbody></table></div>",
             f'<p class="muted">{esc(scored_note(judge["splits"]))}.</p>',
-            *bars, "</tbody></table></div>"]
+            *bars, "</tbody></table></div>", notes]
 
 
 def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -274,11 +277,12 @@ def _baseline_judge(judge: JudgeComparison) -> list[str]:
             continue
         rows.append("<tr>" + "".join(f"<td>{esc(text)}</td>" for text in comparison_cells(split))
                     + "</tr>")
+    tests = [mcnemar_sentence(test) for test in judge.tests]
     parts = [f"<h3><code>{esc(judge.name)}</code>{model}</h3>",
              f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
              "</tbody></table></div>",
-             "<ul>" + "".join(f"<li>{esc(mcnemar_sentence(t))}.</li>" for t in judge.tests)
-             + "</ul>"]
+             "<ul>" + "".join(f"<li>{esc(sentence)}.</li>" for sentence in tests) + "</ul>",
+             *(f'<p class="muted">{esc(note)}.</p>' for note in edge_notes(tests))]
     if judge.unpaired:
         items = "".join(f"<li>{esc(unpaired_line(r))}</li>" for r in judge.unpaired)
         parts.append(f"<details><summary>{esc(unpaired_summary(judge))}</summary>"

@@ -25,6 +25,7 @@ from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
     clean,
     disagreements,
+    edge_notes,
     format_interval,
     format_kappa,
     gate_sentence,
@@ -139,7 +140,7 @@ def _summary_lines(judge: Mapping[str, Any]) -> list[str]:
                          f"{format_interval(stats['na_agreement'])}, kappa "
                          f"{format_kappa(stats['kappa'])}, tpr {format_interval(stats['tpr'])}, "
                          f"tnr {format_interval(stats['tnr'])}")
-    lines.append(scored_note(judge["splits"]))
+    lines += [scored_note(judge["splits"]), *edge_notes(lines)]
     lines += _row_lines("disagreement", disagreements(judge["rows"]))
     lines += _row_lines("error", [row for row in judge["rows"] if row["outcome"] == "error"])
     return lines

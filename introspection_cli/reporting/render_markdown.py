@@ -21,6 +21,7 @@ from introspection_cli.reporting.formatting import (
     comparison_cells,
     comparison_header,
     disagreements,
+    edge_notes,
     gate_sentence,
     held_out_note,
     judge_gates,
@@ -92,10 +93,11 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
     lines = [f"### {code(judge['name'])} ({code(judge['provider'] + '/' + judge['model'])})", ""]
     if judge.get("fingerprint"):
         lines += [f"Fingerprint {code(judge['fingerprint'])}", ""]
-    lines += _table(stats_columns(unstable),
-                    [_split_cells(split, split_of(judge["splits"], split), unstable)
-                     for split in REPORT_SPLITS])
-    lines += ["", cell(scored_note(judge["splits"])) + "."]
+    table = _table(stats_columns(unstable),
+                   [_split_cells(split, split_of(judge["splits"], split), unstable)
+                    for split in REPORT_SPLITS])
+    lines += [*table, "", cell(scored_note(judge["splits"])) + "."]
+    lines += [text for note in edge_notes(table) for text in ("", f"{cell(note)}.")]
     if gates:
         lines += ["", "**Gates**", ""]
         lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"
@@ -157,7 +159,9 @@ def _judge_comparison_markdown(judge: JudgeComparison) -> list[str]:
     rows = [[split.split, f"held out {split.held_out}", *([""] * (len(header) - 2))]
             if split.held_out else comparison_cells(split) for split in judge.splits]
     lines = [title, "", *_table(header, rows), ""]
-    lines += [f"- {cell(mcnemar_sentence(test))}." for test in judge.tests]
+    tests = [mcnemar_sentence(test) for test in judge.tests]
+    lines += [f"- {cell(sentence)}." for sentence in tests]
+    lines += [text for note in edge_notes(tests) for text in ("", f"{cell(note)}.")]
     if judge.unpaired:
         listed = [f"- {cell(unpaired_line(row))}" for row in judge.unpaired]
         lines += ["", *_folded("Rows not paired", [f"{cell(unpaired_summary(judge))}.", "",

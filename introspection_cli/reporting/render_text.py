@@ -20,6 +20,7 @@ from introspection_cli.reporting.formatting import (
     comparison_cells,
     comparison_header,
     disagreements,
+    edge_notes,
     gate_sentence,
     held_out_note,
     judge_gates,
@@ -94,10 +95,11 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
     lines = [paint(f"judge {judge['name']}", "bold") + f" ({model})"]
     if judge.get("fingerprint"):
         lines.append(f"  fingerprint {judge['fingerprint']}")
-    lines += _table(stats_columns(unstable),
-                    [_split_cells(split, split_of(judge["splits"], split), unstable)
-                     for split in REPORT_SPLITS])
-    lines.append(f"  {scored_note(judge['splits'])}")
+    table = _table(stats_columns(unstable),
+                   [_split_cells(split, split_of(judge["splits"], split), unstable)
+                    for split in REPORT_SPLITS])
+    lines += [*table, f"  {scored_note(judge['splits'])}",
+              *(f"  {note}" for note in edge_notes(table))]
     if gates:
         lines += ["", "  gates"]
         lines += [paint(f"    {gate_sentence(gate)}", "green" if gate["met"] else "red")
@@ -163,7 +165,8 @@ def _comparison_judge_lines(judge: JudgeComparison, paint: _Painter) -> list[str
     rows = [[split.split, f"held out {split.held_out}"] if split.held_out
             else comparison_cells(split) for split in judge.splits]
     lines = [title, *_table(comparison_header(judge), rows)]
-    lines += ["  " + mcnemar_sentence(test) for test in judge.tests]
+    tests = [mcnemar_sentence(test) for test in judge.tests]
+    lines += [f"  {line}" for line in (*tests, *edge_notes(tests))]
     if judge.unpaired:
         lines.append(paint(f"  {unpaired_summary(judge)}", "yellow"))
         lines += [f"    {unpaired_line(row)}" for row in judge.unpaired]

@@ -359,3 +359,14 @@ def test_a_change_only_raw_p_calls_significant_is_called_chance_after_holm() -> 
     assert overall.p_adjusted == pytest.approx(3 / 32)
     text = render_comparison_text(compare_with_baseline(make_report(after), make_report(before)))
     assert "McNemar mid-p = 0.0312, Holm-adjusted 0.0938 (could be chance)" in text
+
+
+def test_a_change_interval_at_minus_or_plus_one_is_marked() -> None:
+    # One row, wrong before and right now: change +1.000, its interval reaches +1.
+    (judge,) = compare_with_baseline(make_report({"c": ("pass", "pass")}),
+                                     make_report({"c": ("pass", "fail")})).judges
+    assert judge.mcnemar.difference is not None and judge.mcnemar.difference.high == 1.0
+    text = render_comparison_text(compare_with_baseline(make_report({"c": ("pass", "pass")}),
+                                                        make_report({"c": ("pass", "fail")})))
+    assert "to +1.000†)" in text
+    assert "† a bound at the end of the scale" in text

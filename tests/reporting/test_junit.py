@@ -102,3 +102,10 @@ def test_xml_text_writes_what_xml_cannot_hold_as_visible_escapes(raw: str, shown
 def test_no_judge_is_an_empty_but_valid_document(tmp_path: Path) -> None:
     xml = _read(tmp_path, render_junit(_report((), GateSettings())))
     assert (xml.tests, xml.failures) == (0, 0)
+
+
+def test_a_bound_at_the_end_of_the_scale_is_marked_in_the_summary() -> None:
+    rows = tuple(RowOutcome(i, f"c{i}", "dev", "pass", "pass", ("pass",)) for i in range(1, 9))
+    xml = render_junit(build_report(EvalRun("r", (JudgeRun("j", "openai", "m", rows),))))
+    assert "tpr 1.000 (0.676–1.000†)" in xml
+    assert "† a bound at the end of the scale" in xml

@@ -169,3 +169,33 @@ def test_the_unstable_column_appears_only_with_several_samples() -> None:
     for render in (lambda r: render_text(r, color=False), render_markdown, render_html):
         assert "unstable" not in render(single)
         assert "unstable" in render(several)
+
+
+# --- a bound at the end of the scale is marked ------------------------------------------
+
+def _eight_of_eight() -> dict[str, Any]:
+    rows = (*(RowOutcome(i, f"c{i}", "dev", "pass", "pass", ("pass",)) for i in range(1, 9)),
+            *(RowOutcome(i, f"c{i}", "dev", "fail", "fail" if i < 12 else "pass", ("fail",))
+              for i in range(9, 13)))
+    return build_report(EvalRun("r", (JudgeRun("j", "openai", "m", rows),)))
+
+
+def test_a_bound_at_the_end_of_the_scale_is_marked_as_a_limit() -> None:
+    """8 of 8 is 1.000 (0.676–1.000): the upper 1.000 is where the interval stops, not a
+    measurement, and the reports say so; 3 of 4 (0.301–0.954) has nothing to mark."""
+    from introspection_cli.reporting.render_html import render_html
+
+    report = _eight_of_eight()
+    text = render_text(report, color=False)
+    dev, = (line for line in text.splitlines() if line.split()[:1] == ["dev"])
+    assert "1.000 (0.676–1.000†)" in dev  # tpr
+    assert "0.750 (0.301–0.954)" in dev  # tnr: no mark
+    assert ("  † a bound at the end of the scale (0 or 1, to three decimals): where the "
+            "interval stops, not a measured value") in text.splitlines()
+    markdown = render_markdown(report)
+    assert "| 1.000 (0.676–1.000†) |" in markdown and "† a bound at the end" in markdown
+    page = render_html(report)
+    assert "0.676–1.000†" in page and "† a bound at the end of the scale" in page
+    unmarked = build_report(EvalRun("r", (JudgeRun("j", "openai", "m", tuple(
+        RowOutcome(i, f"c{i}", "dev", "pass", "pass" if i % 2 else "fail") for i in range(4))),)))
+    assert "†" not in render_text(unmarked, color=False) + render_markdown(unmarked)
