@@ -233,9 +233,11 @@ def gate_sentence(gate: Mapping[str, Any]) -> str:
 
 
 #: The columns of a judge's model comparison (``--model`` given more than once); ``cost``
-#: only when a price is known for some model.
+#: and ``spent`` only when a price is known for some model.
 MODEL_COLUMNS: tuple[str, ...] = ("model", "judged", "errors", "agreement", "tpr", "tnr",
-                                  "kappa", "tokens", "cost", "mid-p")
+                                  "kappa", "tokens", "cost", "spent", "mid-p")
+#: Tokens or a cost that cannot be told: a cached reply's tokens were not recorded.
+UNKNOWN = "unknown"
 
 
 def model_comparison_table(judge: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -245,30 +247,49 @@ def model_comparison_table(judge: Mapping[str, Any]) -> tuple[list[str], list[li
     if not comparison:
         return [], []
     models = comparison["models"]
-    priced = any(model["cost"] is not None for model in models)
+    priced = any(model["spent"] is not None for model in models)
     rows = []
     for model in models:
         test = model["mcnemar"]
-        cells = [
+        known = model["input_tokens"] is not None
+        money = [UNKNOWN if model["spent"] is not None and not known
+                 else _dollars(model["cost"]), _dollars(model["spent"])]
+        rows.append([
             clean(f"{model['provider']}/{model['model']}"), str(model["judged"]),
             str(model["errors"]),
             *(NULL if model[key] is None else f"{model[key]['value']:.3f}"
               for key in ("agreement", "tpr", "tnr")),
             format_kappa(model["kappa"]),
-            f"{model['input_tokens']}/{model['output_tokens']}",
-            NULL if model["cost"] is None else format_cost(model["cost"]),
+            f"{model['input_tokens']}/{model['output_tokens']}" if known else UNKNOWN,
+            *(money if priced else []),
             "first" if test is None else f"{test['p_value']:.3g}",
-        ]
-        rows.append(cells if priced else cells[:8] + cells[9:])
-    header = [c for c in MODEL_COLUMNS if priced or c != "cost"]
+        ])
+    header = [c for c in MODEL_COLUMNS if priced or c not in ("cost", "spent")]
     return header, rows
+
+
+def _dollars(cost: float | None) -> str:
+    return NULL if cost is None else format_cost(cost)
 
 
 def model_comparison_title(judge: Mapping[str, Any]) -> str:
     """What the model comparison table shows, in a line."""
     split = judge["model_comparison"]["split"]
-    return (f"models compared on split {split}, the same rows (tokens: input/output; "
-            "mid-p: McNemar against the first model)")
+    priced = any(model["spent"] is not None for model in judge["model_comparison"]["models"])
+    money = "; cost: their price; spent: what this run paid" if priced else ""
+    return (f"models compared on split {split}, the same rows (tokens: input/output the rows "
+            f"need, from the cache or not{money}; mid-p: McNemar against the first model)")
+
+
+def model_comparison_notes(judge: Mapping[str, Any]) -> list[str]:
+    """Why a model's tokens are unknown, when they are."""
+    unknown = [f"{clean(model['provider'] + '/' + model['model'])} {model['unknown_token_rows']}"
+               for model in judge["model_comparison"]["models"] if model["unknown_token_rows"]]
+    if not unknown:
+        return []
+    return [f"tokens {UNKNOWN}: rows answered from cache entries an earlier introspection "
+            f"wrote without token counts ({', '.join(unknown)}), so what those rows cost "
+            "cannot be told"]
 
 
 def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]]:

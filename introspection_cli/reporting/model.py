@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
+from introspection_cli.evaluation.outcomes import (
+    NO_TOKENS,
+    EvalRun,
+    JudgeRun,
+    RowOutcome,
+    Usage,
+    total_tokens,
+)
 from introspection_cli.fsutil import atomic_write_text
 from introspection_cli.provenance import GitState, tool_version, utc_now
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SPLIT_ALIASES, stats_by_split
@@ -102,11 +109,23 @@ def _judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = ()) -> dict[str, A
         **_run_json(judge),
     }
     if others:
-        entry["usage"] = usage_json(judge.usage)
+        entry["usage"] = {**usage_json(judge.usage), "needed": needed_json(judge.rows)}
         entry["models"] = [{"provider": other.provider, "model": other.model,
                             "fingerprint": other.fingerprint, **_run_json(other),
-                            "usage": usage_json(other.usage)} for other in others]
+                            "usage": {**usage_json(other.usage),
+                                      "needed": needed_json(other.rows)}}
+                           for other in others]
     return entry
+
+
+def needed_json(rows: Sequence[RowOutcome]) -> dict[str, int]:
+    """The tokens the rows' replies used, whether they came in this run or from the cache
+    (what the rows cost, as against what this run spent): the sums over the rows whose
+    tokens are known, and ``unknown_rows``, those whose cached replies were stored
+    without them (by an introspection from before they were kept)."""
+    known = [row.tokens for row in rows if row.tokens is not None]
+    return {**(total_tokens(known) or NO_TOKENS).as_usage(),
+            "unknown_rows": len(rows) - len(known)}
 
 
 def _run_json(judge: JudgeRun) -> dict[str, Any]:

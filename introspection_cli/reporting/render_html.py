@@ -37,6 +37,7 @@ from introspection_cli.reporting.formatting import (
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     provenance_line,
@@ -220,7 +221,8 @@ def _models(judge: Mapping[str, Any]) -> list[str]:
                    for row in rows)
     return ["<h3>Models compared</h3>", f'<p class="muted">{esc(model_comparison_title(judge))}'
             f'</p><div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}'
-            "</tbody></table></div>"]
+            "</tbody></table></div>",
+            *(f'<p class="muted">{esc(note)}.</p>' for note in model_comparison_notes(judge))]
 
 
 def _confusion(stats: Mapping[str, Any]) -> list[str]:

@@ -26,6 +26,7 @@ from introspection_cli.reporting.formatting import (
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     provenance_line,
@@ -107,6 +108,8 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
         title = model_comparison_title(judge)
         lines += ["", f"**{title[0].upper()}{title[1:]}**", "",
                   *_table(header, [[cell(text) for text in row] for row in compared])]
+        lines += [text for note in model_comparison_notes(judge)
+                  for text in ("", f"{cell(note)}.")]
     confusion = split_of(judge["splits"], SCORED)["confusion"]
     lines += ["", f"Confusion on split `{SCORED}` (rows: expected, columns: outcome)", ""]
     lines += _table(("expected", *OUTCOMES),

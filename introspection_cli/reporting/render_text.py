@@ -25,6 +25,7 @@ from introspection_cli.reporting.formatting import (
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     provenance_line,
@@ -107,7 +108,8 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
     header, compared = model_comparison_table(judge)
     if compared:
         lines += ["", f"  {model_comparison_title(judge)}",
-                  *_table(header, compared, indent="    ")]
+                  *_table(header, compared, indent="    "),
+                  *(f"    {note}" for note in model_comparison_notes(judge))]
     lines += ["", f"  confusion on split {SCORED} (rows: expected, columns: outcome)"]
     confusion = split_of(judge["splits"], SCORED)["confusion"]
     lines += _table(("expected", *OUTCOMES),

@@ -269,3 +269,18 @@ def test_render_report_json_is_the_report() -> None:
 def test_render_report_rejects_unknown_format() -> None:
     with pytest.raises(UsageError, match="text, json, markdown"):
         render_report(build_report(sample_run()), "yaml")
+
+
+def test_needed_tokens_sum_the_known_rows_and_count_the_unknown_ones() -> None:
+    from introspection_cli.evaluation.outcomes import Tokens, total_tokens
+    from introspection_cli.reporting.model import needed_json
+
+    rows = [RowOutcome(1, "a", "dev", "pass", "pass", tokens=Tokens(100, 20, 64, 0)),
+            RowOutcome(2, "b", "dev", "pass", "pass", tokens=None),  # cached, not recorded
+            RowOutcome(3, "c", "dev", "not_applicable", "gated"),  # no call: no tokens
+            RowOutcome(4, "d", "dev", "fail", "fail", tokens=Tokens(90, 10, 0, 5))]
+    assert needed_json(rows) == {"input_tokens": 190, "output_tokens": 30,
+                                 "cached_input_tokens": 64, "cache_write_tokens": 5,
+                                 "unknown_rows": 1}
+    assert total_tokens([Tokens(1, 2), None]) is None
+    assert total_tokens([]) == Tokens(0, 0)
