@@ -370,3 +370,30 @@ def test_a_change_interval_at_minus_or_plus_one_is_marked() -> None:
                                                         make_report({"c": ("pass", "fail")})))
     assert "to +1.000†)" in text
     assert "† a bound at the end of the scale" in text
+
+
+def as_version_2(report: dict[str, Any]) -> dict[str, Any]:
+    """The same report as version 2 wrote it: no samples, no scored split, no na_agreement,
+    and its agreement counting gate hits (as the stored statistics then did)."""
+    old = {key: value for key, value in report.items() if key != "samples"}
+    old["report_version"] = 2
+    old["judges"] = [dict(judge) for judge in report["judges"]]
+    for judge in old["judges"]:
+        judge["splits"] = {split: {k: v for k, v in stats.items() if k != "na_agreement"}
+                           for split, stats in judge["splits"].items() if split != "scored"}
+        judge["splits"]["dev"]["agreement"] = {"value": 0.99, "low": 0.9, "high": 1.0}
+    for gate in old["gates"]:
+        gate["split"] = "all"
+    return old
+
+
+def test_a_version_2_baseline_is_read_and_counted_like_this_run(tmp_path: Path) -> None:
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(as_version_2(make_report(BEFORE))), encoding="utf-8")
+    baseline = load_baseline(path)
+    assert baseline["report_version"] == 2
+    (judge,) = compare_with_baseline(make_report(AFTER), baseline).judges
+    dev = next(split for split in judge.splits if split.split == "dev")
+    # Recomputed from the rows: applicable agreement 3/5 before (not the stored 0.99).
+    assert dev.statistics[0].before == pytest.approx(3 / 5)
+    assert next(d for d in dev.statistics if d.statistic == "na_agreement").before == 0.0
