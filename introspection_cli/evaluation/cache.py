@@ -74,16 +74,16 @@ CREATE TABLE IF NOT EXISTS prompts (
 #: The columns keeping the tokens each verdict's reply used, in :class:`Tokens` order.
 #: Added to a cache made before them when it is opened; NULL in its old entries.
 _TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
-#: The reads, keyed by whether the table keeps the tokens (NULLs for a cache from before).
+#: The reads, keyed by whether they read the tokens too (the table keeps them, and the
+#: run asked for them).
 _BY_KEY = {True: "SELECT key, verdict, reasoning, input_tokens, output_tokens, "
                  "cached_input_tokens, cache_write_tokens FROM verdicts WHERE key IN",
-           False: "SELECT key, verdict, reasoning, NULL, NULL, NULL, NULL FROM verdicts "
-                  "WHERE key IN"}
+           False: "SELECT key, verdict, reasoning FROM verdicts WHERE key IN"}
 _BY_MEMO = {True: "SELECT p.memo, v.key, v.verdict, v.reasoning, v.input_tokens, "
                   "v.output_tokens, v.cached_input_tokens, v.cache_write_tokens FROM prompts p "
                   "JOIN verdicts v ON v.key = p.key WHERE p.memo IN",
-            False: "SELECT p.memo, v.key, v.verdict, v.reasoning, NULL, NULL, NULL, NULL "
-                   "FROM prompts p JOIN verdicts v ON v.key = p.key WHERE p.memo IN"}
+            False: "SELECT p.memo, v.key, v.verdict, v.reasoning FROM prompts p "
+                   "JOIN verdicts v ON v.key = p.key WHERE p.memo IN"}
 _INSERT = {True: "INSERT OR REPLACE INTO verdicts (key, verdict, reasoning, input_tokens, "
                  "output_tokens, cached_input_tokens, cache_write_tokens) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -98,11 +98,15 @@ class VerdictCache:
 
     ``warnings`` says, one line each, what the cache could not do (read, write, its
     old content); ``write_failures`` counts verdicts that were not saved because a
-    write failed.
+    write failed. Verdicts read back carry the tokens their replies used only with
+    ``read_tokens`` (else ``None``, as for an entry from before they were kept): a
+    re-run of 4,000 rows reads them in about 5 ms more, which only a run that reports
+    them should pay. They are always written.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, read_tokens: bool = True) -> None:
         self.path = directory / CACHE_FILE
+        self._read_tokens = read_tokens
         self.write_failures = 0
         self.warnings: list[str] = []
         self._pending: list[Entry] = []
@@ -241,8 +245,9 @@ class VerdictCache:
     def get_many(self, keys: Sequence[str]) -> dict[str, ParsedVerdict]:
         """The cached verdicts among ``keys`` (valid ones only), read in a few queries."""
         found: dict[str, ParsedVerdict] = {}
-        for row in self._rows_in(_BY_KEY[self._tokens_kept], keys):
-            parsed = stored_verdict(row[1], row[2], _tokens_of(row[3:]))
+        with_tokens = self._read_tokens and self._tokens_kept
+        for row in self._rows_in(_BY_KEY[with_tokens], keys):
+            parsed = stored_verdict(row[1], row[2], _tokens_of(row[3:]) if with_tokens else None)
             if not isinstance(parsed, InvalidReply):
                 found[row[0]] = parsed
         return found
@@ -251,9 +256,10 @@ class VerdictCache:
         """The key and cached verdict each of ``memos`` renders to (see :mod:`.memo`);
         a memo whose verdict is gone, or a cache without memos, is a miss."""
         found: dict[str, tuple[str, ParsedVerdict]] = {}
-        for row in self._rows_in(_BY_MEMO[self._tokens_kept], memos,
+        with_tokens = self._read_tokens and self._tokens_kept
+        for row in self._rows_in(_BY_MEMO[with_tokens], memos,
                                  missing_table_is_empty=True):  # read-only, from before memos
-            parsed = stored_verdict(row[2], row[3], _tokens_of(row[4:]))
+            parsed = stored_verdict(row[2], row[3], _tokens_of(row[4:]) if with_tokens else None)
             if not isinstance(parsed, InvalidReply):
                 found[row[0]] = (row[1], parsed)
         return found

@@ -68,7 +68,8 @@ class RowOutcome:
     #: The row's snapshot_hash: says which conversation text this outcome is about.
     snapshot_hash: str | None = None
     #: The tokens the row's replies used, whether they came now or from the verdict
-    #: cache; None when a cached reply's were not recorded (a cache from before).
+    #: cache; None when a cached reply's were not recorded (a cache from before) or
+    #: not read (a run that reports no model comparison does not read them).
     tokens: Tokens | None = NO_TOKENS
 
 

@@ -154,7 +154,10 @@ def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
 
     env = os.environ if environ is None else environ
     _check_options(options)
-    cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
+    # Only a model comparison reports what the rows' cached replies used.
+    cache = (VerdictCache(options.cache_dir or default_cache_dir(),
+                          read_tokens=bool(options.compare_models))
+             if options.use_cache else None)
     execution = _Execution(plans, options, cache, env, provider_factory, progress,
                            batch_events)
     # Read on this thread, nothing sent: every slot and outcome lives for the run, and

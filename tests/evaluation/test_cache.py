@@ -191,6 +191,11 @@ def test_an_entry_keeps_the_tokens_its_reply_used(tmp_path: Path) -> None:
         assert reopened.get("k") == ParsedVerdict("pass", "because")
         assert reopened.get_many(["k"])["k"].tokens == spent
         assert reopened.get_memos(["memo-k"])["memo-k"][1].tokens == spent
+    # A run that reports no tokens does not pay to read them: the verdict alone.
+    with VerdictCache(tmp_path, read_tokens=False) as verdicts_only:
+        assert verdicts_only.get_many(["k"])["k"] == ParsedVerdict("pass", "because")
+        assert verdicts_only.get_many(["k"])["k"].tokens is None
+        assert verdicts_only.get_memos(["memo-k"])["memo-k"][1].tokens is None
 
 
 def test_an_entry_from_an_older_cache_has_unknown_tokens_not_zero(tmp_path: Path) -> None:
