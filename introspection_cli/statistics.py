@@ -134,6 +134,27 @@ def mcnemar_mid_p(b: int, c: int) -> float:
     return min(1.0, (2 * below + math.comb(n, k)) / (1 << n))
 
 
+def holm_adjusted(p_values: Sequence[float]) -> list[float]:
+    """Holm's (1979) step-down adjusted p-values of a family of tests, in the order given.
+
+    The i-th smallest p-value of m is multiplied by m − i + 1 (capped at 1) and made
+    no smaller than the adjusted value before it, so rejecting every test whose
+    adjusted p-value is below α keeps the chance of any false rejection in the family
+    at most α, whatever the tests' dependence (the baseline's three McNemar tests
+    share rows). Uniformly more powerful than Bonferroni's m·p.
+    """
+    for p in p_values:
+        if not 0.0 <= p <= 1.0:  # NaN fails this too
+            raise ValueError(f"a p-value is between 0 and 1, got {p}")
+    count = len(p_values)
+    adjusted = [0.0] * count
+    running = 0.0
+    for rank, index in enumerate(sorted(range(count), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (count - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
 def paired_difference(both: int, first_only: int, second_only: int, neither: int,
                       z: float = Z_95) -> Interval | None:
     """The 95% interval for p1 − p2 from paired data: Newcombe (1998), method 10.

@@ -82,7 +82,8 @@ def eval_command(
                                "errors; a judge with no judged row always fails.")] = 0.1,
     threshold_split: Annotated[str, typer.Option(
         help="The split --min-agreement, --min-tpr, --min-tnr and --min-kappa apply to "
-             "(test: the test split is evaluated too).")] = "all",
+             "(scored: every evaluated row, also accepted as all; test: the test split is "
+             "evaluated too).")] = "scored",
     max_retries: Annotated[int, typer.Option(
         min=0, help="Retries per request on 408, 409, 429, 5xx, timeouts and connection errors "
                     "(the SDK's max_retries).")] = 2,

@@ -23,7 +23,7 @@ _FORMATS = ("text", "json")
 
 
 def dry_run_recipe(path: Path, options: EvalOptions, *, fmt: str,
-                   threshold_split: str = "all") -> EvalCommandResult:
+                   threshold_split: str = "scored") -> EvalCommandResult:
     """The requests ``judges eval`` would make on the recipe at ``path``, and their cost."""
     if fmt not in _FORMATS:
         raise UsageError(f"--dry-run prints text or json, not {fmt}")

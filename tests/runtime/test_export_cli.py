@@ -281,6 +281,31 @@ def test_a_conversation_written_despite_a_second_answer_is_not_a_failure(
     assert "wrote 1 fixture(s) to stdout" in result.stderr
 
 
+@pytest.mark.parametrize(("fault", "code"), [
+    ("tampered", "fixture-hash-mismatch"),
+    ("mismatched", "fixture-conversation-mismatch"),
+])
+def test_a_row_the_runtime_sent_broken_is_not_blamed_on_the_user(
+    logged_in: Cli, runtime: StubRuntime, fault: str, code: str
+) -> None:
+    """The runtime sent a row that does not verify: nobody on this machine edited it, so
+    the message says so and what to do, not "undo the change" (a calibration file's
+    message, where the user did edit the row)."""
+    getattr(runtime, fault).add("conv_02")
+    ids_file("conv_02")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 1
+    assert f"[{code}]" in result.stderr
+    assert "undo" not in result.stderr.lower()
+    assert "edited" not in result.stderr and "was changed after export" not in result.stderr
+    assert ("the runtime sent a row that does not verify: nothing on this machine changed it"
+            in result.stderr)
+    assert "report it to the runtime's maintainers" in result.stderr
+    assert "export it again" in result.stderr
+
+
 def test_a_broken_copy_beside_a_good_one_is_a_warning(
     logged_in: Cli, runtime: StubRuntime
 ) -> None:
