@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.estimation.counts import EstimateRefused, ProductionCounts
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
-from introspection_cli.evaluation.outcomes import SPLITS
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SPLIT_ALIASES
 from introspection_cli.workflows.estimate_calibration import CalibrationSource, calibration_for
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
@@ -72,8 +72,9 @@ class EstimateSettings:
         if (self.report is None) != (self.split is None):
             raise UsageError("--report and --split go together: the calibration is that "
                              "split's rows in that report")
-        if self.split is not None and self.split not in SPLITS:
-            raise UsageError(f"unknown --split {self.split!r}; use one of: {', '.join(SPLITS)}")
+        if self.split is not None and self.split not in (*REPORT_SPLITS, *SPLIT_ALIASES):
+            raise UsageError(f"unknown --split {self.split!r}; use one of: "
+                             f"{', '.join(REPORT_SPLITS)} (all is taken as scored)")
         if self.fmt not in ("text", "json"):
             raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
 

@@ -72,12 +72,13 @@ def _from_certificate(judge: Judge) -> CalibrationSource:
 
 def _from_report(judge: Judge, report_path: Path, split: str) -> CalibrationSource:
     from introspection_cli.reporting.baseline import load_report_file
+    from introspection_cli.reporting.model import split_of
 
     report = load_report_file(report_path, what="--report")
     entry = next((j for j in report["judges"] if j["name"] == judge.name), None)
     if entry is None:
         raise DataError(f"--report {report_path} has no judge {judge.name}")
-    stats = entry["splits"][split]
+    stats = split_of(entry["splits"], split)
     if stats.get("held_out"):
         raise DataError(f"--report {report_path}: split {split} of judge {judge.name} was held "
                         "out (not evaluated); pass a report made with --split test")

@@ -111,6 +111,22 @@ def test_calibration_from_a_report_split(tmp_path: Path, stub: StubModelServer) 
     assert held_out.returncode == 1 and "held out" in held_out.stderr
 
 
+def test_the_scored_split_of_a_report_and_its_alias_all_calibrate_alike(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    """A report names every evaluated row's split ``scored`` (``all`` is its alias)."""
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 20, 2, 20, 4))})
+    report = tmp_path / "report.json"
+    run_cli(["judges", "eval", str(root), "--output", str(report)],
+            env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
+    answers = []
+    for split in ("scored", "all"):
+        result = _cli("estimate", root, tmp_path / "cache", "--passed", "60", "--total", "100",
+                      "--report", str(report), "--split", split, "--format", "json")
+        assert result.returncode == 0, result.stderr
+        answers.append(json.loads(result.stdout)["corrected"])
+    assert answers[0] == answers[1]
+
+
 def test_gate_misses_among_the_rows_are_counted_and_left_out(tmp_path: Path,
                                                              stub: StubModelServer) -> None:
     root = write_recipe(tmp_path / "r", {"helpful": (GATED_JUDGE.replace("billing", "helpful"),
