@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,24 @@ def test_sixty_ids_are_three_calls_appended_to_both_files(
     assert result.stdout == b""
 
 
+def test_many_repeated_or_skipped_ids_are_listed_in_one_short_line(
+    logged_in: Cli, runtime: StubRuntime, sixty: list[str]
+) -> None:
+    Path("ids.txt").write_text("".join(f"{i}\n" for i in sixty * 2))
+    Path(A).write_bytes(rows(sixty[:40], runtime.url))
+
+    result = get(logged_in, "--append-to", A)
+
+    assert result.exit_code == 0, result.stderr
+    assert requested(runtime) == [sixty[40:]]
+    assert ("warning: 60 conversation ids are listed more than once in ids.txt; each is "
+            "exported once: conv_01, conv_02, conv_03, conv_04, conv_05, conv_06, conv_07, "
+            "conv_08, conv_09, conv_10 and 50 more\n") in result.stderr
+    assert (f"skipped 40 conversation(s) already in {A}: conv_01, conv_02, conv_03, conv_04, "
+            "conv_05, conv_06, conv_07, conv_08, conv_09, conv_10 and 30 more\n") in result.stderr
+    assert "chunk" not in result.stderr  # one call: the totals say it all
+
+
 def test_each_file_skips_what_it_holds_and_keeps_its_bytes(
     logged_in: Cli, runtime: StubRuntime, sixty: list[str]
 ) -> None:
@@ -148,6 +167,23 @@ def test_a_chunk_the_runtime_fails_is_named_and_the_chunk_before_stays_written(
     assert Path(A).read_bytes() == Path(B).read_bytes() == rows(sixty, runtime.url)
 
 
+def test_a_file_removed_mid_export_stops_it_and_the_other_keeps_what_it_got(
+    logged_in: Cli, runtime: StubRuntime, sixty: list[str]
+) -> None:
+    runtime.script(Reply(before=lambda: None), Reply(before=lambda: Path(B).unlink()))
+
+    result = to_both(logged_in)
+
+    assert result.exit_code == 1, result.stderr
+    assert Path(A).read_bytes() == rows(sixty[:40], runtime.url)
+    assert not Path(B).exists()  # not recreated
+    assert (f"error: chunk 2 of 3 (conv_21 to conv_40, 20 ids) failed after writing 20 "
+            f"fixture(s) to {A}") in result.stderr
+    assert "not requested: chunk 3 of 3 (conv_41 to conv_60, 20 ids)" in result.stderr
+    assert "was removed while exporting" in result.stderr.splitlines()[-1]
+    assert len(requested(runtime)) == 2
+
+
 def test_a_token_rejected_mid_export_is_exit_2_and_keeps_the_first_chunk(
     logged_in: Cli, runtime: StubRuntime, sixty: list[str]
 ) -> None:
@@ -170,7 +206,7 @@ def test_an_interrupted_export_keeps_whole_chunks_and_a_rerun_completes_it(
     env = {key: value for key, value in os.environ.items() if not key.startswith("INTROSPECTION")}
     env.update({key: value for key, value in logged_in.env.items() if value is not None})
     runtime.script(Reply(before=lambda: None), Reply(hang=True))  # chunk 2 never answered
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # not run_child: this one is signalled while it runs
         [sys.executable, "-m", "introspection_cli", "conversations", "get", "--ids-file",
          "ids.txt", "--judge-fixtures", "--format", "json", "--append-to", A, "--append-to", B],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -182,6 +218,10 @@ def test_an_interrupted_export_keeps_whole_chunks_and_a_rerun_completes_it(
 
     assert process.returncode != 0
     assert "Traceback" not in stderr
+    if how == signal.SIGINT:
+        assert "interrupted; not exported: chunks 2 to 3 of 3 (conv_21 to conv_60, 40 ids)" \
+            in stderr
+        assert f"wrote 20 fixture(s) to {A}\n" in stderr
     assert Path(A).read_bytes() == Path(B).read_bytes() == rows(sixty[:20], runtime.url)
     assert leftovers() == []
 
@@ -243,50 +283,37 @@ def test_an_unwritable_second_file_is_refused_before_any_request(tmp_path: Path)
     assert not (tmp_path / A).exists()
 
 
-def stream_env(cli: Cli) -> dict[str, str]:
-    return {key: value for key, value in cli.env.items() if value is not None}
-
-
-def run_streaming(cli: Cli, runtime: StubRuntime, watched: Path, *extra: str,
-                  stdout: int | None = None) -> tuple[subprocess.CompletedProcess[bytes], int]:
-    """Export the 60 ids in a child; returns its outcome and how many lines ``watched``
-    held when the runtime received the second chunk's request."""
-    seen: list[int] = []
-    runtime.script(Reply(before=lambda: None),
-                   Reply(before=lambda: seen.append(watched.read_bytes().count(b"\n"))))
+def run_child(cli: Cli, *extra: str, stdout: int | None = None,
+              preexec_fn: Callable[[], None] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """The export of ids.txt as a real process (``stdout``: its fd 1)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTROSPECTION_")}
-    done = subprocess.run(
+    env.update({k: v for k, v in cli.env.items() if v is not None})
+    return subprocess.run(
         [sys.executable, "-m", "introspection_cli", "conversations", "get", "--ids-file",
-         "ids.txt", "--judge-fixtures", "--format", "json", *extra],
-        env={**env, **stream_env(cli)}, stdout=stdout, stderr=subprocess.PIPE, timeout=60,
-        check=False)
-    return done, seen[0]
+         "ids.txt", "--judge-fixtures", "--format", "json", *extra], env=env, stdout=stdout,
+        stderr=subprocess.PIPE, preexec_fn=preexec_fn, timeout=60, check=False)
 
 
-def test_stdout_gets_each_chunk_before_the_next_is_requested(
-    logged_in: Cli, runtime: StubRuntime, sixty: list[str]
+@pytest.mark.parametrize("where", ["stdout", "--output"])
+def test_each_chunk_is_out_before_the_next_is_requested(
+    logged_in: Cli, runtime: StubRuntime, sixty: list[str], where: str
 ) -> None:
     out = Path("rows.jsonl")
-    with out.open("wb") as handle:
-        done, seen = run_streaming(logged_in, runtime, out, stdout=handle.fileno())
+    seen: list[int] = []  # the lines out holds when the second chunk is asked for
+    runtime.script(Reply(before=lambda: None),
+                   Reply(before=lambda: seen.append(out.read_bytes().count(b"\n"))))
+
+    if where == "stdout":
+        with out.open("wb") as handle:
+            done = run_child(logged_in, stdout=handle.fileno())
+    else:
+        done = run_child(logged_in, "--output", str(out))
 
     assert done.returncode == 0, done.stderr
-    assert seen == 20
+    assert seen == [20]
     assert out.read_bytes() == rows(sixty, runtime.url)
-    assert b"wrote 60 fixture(s) to stdout" in done.stderr
-
-
-def test_output_holds_each_chunk_before_the_next_is_requested(
-    logged_in: Cli, runtime: StubRuntime, sixty: list[str]
-) -> None:
-    out = Path("rows.jsonl")
-
-    done, seen = run_streaming(logged_in, runtime, out, "--output", str(out))
-
-    assert done.returncode == 0, done.stderr
-    assert seen == 20
-    assert out.read_bytes() == rows(sixty, runtime.url)
-    assert b"wrote 60 fixture(s) to rows.jsonl" in done.stderr
+    shown = "stdout" if where == "stdout" else "rows.jsonl"
+    assert f"wrote 60 fixture(s) to {shown}".encode() in done.stderr
 
 
 def test_stdout_cut_short_in_the_second_chunk_stops_the_export(
@@ -301,13 +328,8 @@ def test_stdout_cut_short_in_the_second_chunk_stops_the_export(
         size = 30 * row_size + row_size // 2  # chunk 1, then 10 rows and a half of chunk 2
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INTROSPECTION_")}
     with out.open("wb") as handle:
-        done = subprocess.run(
-            [sys.executable, "-m", "introspection_cli", "conversations", "get", "--ids-file",
-             "ids.txt", "--judge-fixtures", "--format", "json"],
-            env={**env, **stream_env(logged_in)}, stdout=handle.fileno(),
-            stderr=subprocess.PIPE, preexec_fn=limit, timeout=60, check=False)
+        done = run_child(logged_in, stdout=handle.fileno(), preexec_fn=limit)
     stderr = done.stderr.decode()
 
     assert done.returncode == 2, stderr

@@ -63,14 +63,20 @@ def test_bad_flags_exit_2_before_any_request(
     assert runtime.requests == []
 
 
-def test_more_than_20_ids_exit_2_before_any_request(logged_in: Cli, runtime: StubRuntime) -> None:
-    ids_file(*(f"conv_{n:02d}" for n in range(1, 22)))
+@pytest.mark.parametrize(("count", "calls"), [(20, [20]), (21, [20, 1]), (41, [20, 20, 1])])
+def test_more_than_20_ids_are_asked_for_20_at_a_time(
+    logged_in: Cli, runtime: StubRuntime, count: int, calls: list[int]
+) -> None:
+    ids = [f"conv_{n:02d}" for n in range(1, count + 1)]
+    runtime.known |= set(ids)
+    ids_file(*ids)
 
     result = get_fixtures(logged_in)
 
-    assert result.exit_code == 2
-    assert "21 conversation ids" in result.stderr
-    assert runtime.requests == []
+    assert result.exit_code == 0, result.stderr
+    assert [len(json.loads(r.body)["conversation_ids"]) for r in runtime.requests] == calls
+    assert result.stdout == b"".join(line(make_fixture(i, runtime.url)) for i in ids)
+    assert ("chunk 1 of" in result.stderr) == (len(calls) > 1)  # one call: no chunk lines
 
 
 def test_an_ids_file_with_only_comments_exits_2(logged_in: Cli, runtime: StubRuntime) -> None:
