@@ -159,6 +159,24 @@ def test_plain_bundles_without_judge_fixtures(
     assert [r.path for r in runtime.requests] == ["/v1/conversations/export"]
 
 
+def test_plain_bundles_of_many_ids_are_asked_for_20_at_a_time(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    ids = [f"conv_{n:02d}" for n in range(1, 26)]
+    runtime.known |= set(ids)
+    ids_file(*ids)
+
+    result = logged_in("conversations", "get", "--ids-file", "ids.txt", "--output", "b.jsonl")
+
+    assert result.exit_code == 0, result.stderr
+    assert [(r.path, len(json.loads(r.body)["conversation_ids"])) for r in runtime.requests] \
+        == [("/v1/conversations/export", 20), ("/v1/conversations/export", 5)]
+    written = [json.loads(raw)["conversation_id"] for raw in Path("b.jsonl").read_bytes().splitlines()]
+    assert written == ids
+    assert "chunk 2 of 2 (conv_21 to conv_25, 5 ids): wrote 5 conversation(s) to b.jsonl" \
+        in result.stderr
+
+
 # -- partial failures ------------------------------------------------------------------------
 
 
