@@ -278,7 +278,7 @@ def test_an_unwritable_second_file_is_refused_before_any_request(tmp_path: Path)
         runtime.stop()
 
     assert outcome.returncode == 2, outcome.stderr
-    assert f"{tmp_path / B} is not writable" in outcome.stderr
+    assert f"--append-to {B}" in outcome.stderr and " is not writable" in outcome.stderr
     assert runtime.requests == []
     assert not (tmp_path / A).exists()
 
