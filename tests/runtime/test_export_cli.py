@@ -63,14 +63,20 @@ def test_bad_flags_exit_2_before_any_request(
     assert runtime.requests == []
 
 
-def test_more_than_20_ids_exit_2_before_any_request(logged_in: Cli, runtime: StubRuntime) -> None:
-    ids_file(*(f"conv_{n:02d}" for n in range(1, 22)))
+@pytest.mark.parametrize(("count", "calls"), [(20, [20]), (21, [20, 1]), (41, [20, 20, 1])])
+def test_more_than_20_ids_are_asked_for_20_at_a_time(
+    logged_in: Cli, runtime: StubRuntime, count: int, calls: list[int]
+) -> None:
+    ids = [f"conv_{n:02d}" for n in range(1, count + 1)]
+    runtime.known |= set(ids)
+    ids_file(*ids)
 
     result = get_fixtures(logged_in)
 
-    assert result.exit_code == 2
-    assert "21 conversation ids" in result.stderr
-    assert runtime.requests == []
+    assert result.exit_code == 0, result.stderr
+    assert [len(json.loads(r.body)["conversation_ids"]) for r in runtime.requests] == calls
+    assert result.stdout == b"".join(line(make_fixture(i, runtime.url)) for i in ids)
+    assert ("chunk 1 of" in result.stderr) == (len(calls) > 1)  # one call: no chunk lines
 
 
 def test_an_ids_file_with_only_comments_exits_2(logged_in: Cli, runtime: StubRuntime) -> None:
@@ -151,6 +157,24 @@ def test_plain_bundles_without_judge_fixtures(
     assert [row["conversation_id"] for row in rows] == ["conv_01", "conv_02"]
     assert all("record_type" not in row for row in rows)
     assert [r.path for r in runtime.requests] == ["/v1/conversations/export"]
+
+
+def test_plain_bundles_of_many_ids_are_asked_for_20_at_a_time(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    ids = [f"conv_{n:02d}" for n in range(1, 26)]
+    runtime.known |= set(ids)
+    ids_file(*ids)
+
+    result = logged_in("conversations", "get", "--ids-file", "ids.txt", "--output", "b.jsonl")
+
+    assert result.exit_code == 0, result.stderr
+    assert [(r.path, len(json.loads(r.body)["conversation_ids"])) for r in runtime.requests] \
+        == [("/v1/conversations/export", 20), ("/v1/conversations/export", 5)]
+    written = [json.loads(raw)["conversation_id"] for raw in Path("b.jsonl").read_bytes().splitlines()]
+    assert written == ids
+    assert "chunk 2 of 2 (conv_21 to conv_25, 5 ids): wrote 5 conversation(s) to b.jsonl" \
+        in result.stderr
 
 
 # -- partial failures ------------------------------------------------------------------------
