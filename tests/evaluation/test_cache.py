@@ -218,7 +218,7 @@ def test_a_read_only_older_cache_is_read_with_unknown_tokens(tmp_path: Path) -> 
     import subprocess
     import sys
 
-    from tests.hostile.harness import _drop_dac
+    from tests.hostile.harness import drop_dac
 
     _old_cache(tmp_path)
     database = tmp_path / "verdicts.sqlite3"
@@ -231,7 +231,7 @@ def test_a_read_only_older_cache_is_read_with_unknown_tokens(tmp_path: Path) -> 
             "print(cache.readable, cache.writable, old.verdict, old.tokens)")
     try:
         child = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
-                               text=True, preexec_fn=_drop_dac, check=False)
+                               text=True, preexec_fn=drop_dac, check=False)
     finally:
         tmp_path.chmod(0o755)
         database.chmod(0o644)
