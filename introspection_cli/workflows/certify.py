@@ -113,7 +113,8 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
     decision = decide(run.rows, bar=settings.bar, max_error_rate=settings.max_error_rate,
                       bar_na=settings.bar_na)
     payload = _payload(context, settings, decision, options.samples, seen=seen)
-    problems = [f"judge {judge.name}: not certified: {reason}" for reason in decision.reasons]
+    heading = "insufficient data" if decision.decision == "insufficient_data" else "not certified"
+    problems = [f"judge {judge.name}: {heading}: {reason}" for reason in decision.reasons]
     notes = [*warnings, *ledger_warnings, *result.warnings, *_override_note(context)]
     exit_code = ExitCode.OK if decision.certified else ExitCode.PROBLEMS
     failed, failures = provider_failure(result)
@@ -178,7 +179,7 @@ def _payload(context: _Context, settings: CertifySettings, decision: Certificati
         "reasons": list(decision.reasons),
         "rows": decision.rows,
         "labelled": dict(decision.labelled),
-        "needed": dict(decision.needed),
+        "needed_perfect": dict(decision.needed_perfect),
         "errors": decision.errors,
         "max_error_rate": settings.max_error_rate,
         "tpr": None if decision.tpr is None else decision.tpr.as_json(),

@@ -116,7 +116,7 @@ def test_too_few_rows_is_insufficient_data_before_any_call(tmp_path: Path,
     assert result.returncode == 1
     payload = json.loads(result.stdout)
     assert payload["decision"] == "insufficient_data"
-    assert payload["needed"] == {"pass": 6, "fail": 0}
+    assert payload["needed_perfect"] == {"pass": 6, "fail": 0}
     assert stub.requests == []
     assert not (root / "judges" / "helpful.certificate.json").exists()
     text = certify(root, tmp_path / "cache")
@@ -242,3 +242,20 @@ def test_a_certificate_that_is_a_fifo_is_never_opened(tmp_path: Path) -> None:
     os.mkfifo(root / "judges" / "helpful.certificate.json")
     report = check(root)
     assert "not-a-file" in _codes(report)
+
+
+def test_an_error_row_is_not_scorable_so_the_split_is_insufficient(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    # Issue 20 item 9: P->P 15, P->error 1, F->F 16 was "not certified ... below the bar"
+    # with needed 0; only 15 pass rows can be scored, one short of what even a perfect
+    # judge needs at 0.80.
+    rows = [*_rows(15, 16), fixture_row("broken", "hi FAULT:wrong-enum", expected="pass",
+                                        split="test")]
+    root = _recipe(tmp_path / "r", rows)
+    result = certify(root, tmp_path / "cache", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["decision"] == "insufficient_data"
+    assert payload["errors"] == 1
+    assert payload["needed_perfect"] == {"pass": 1, "fail": 0}
+    assert "judge helpful: insufficient data: the split holds 15 scorable pass" in result.stderr
