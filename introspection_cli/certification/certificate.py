@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,8 @@ class SplitRows:
     #: ``(line, code, message)`` of every row of the file the fixture rules reject
     #: (blank lines and unlabelled rows are not rejections here).
     rejected: list[tuple[int, str, str]]
+    #: split (``unsplit`` for none) -> label -> trusted labelled rows, over the whole file.
+    table: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def read_split(calibration: Path, split: str) -> SplitRows:
@@ -66,13 +68,18 @@ def read_split(calibration: Path, split: str) -> SplitRows:
 
     rows: list[tuple[str, str]] = []
     rejected: list[tuple[int, str, str]] = []
+    table: dict[str, dict[str, int]] = {}
     for result in verify_calibration_file(calibration):
         rejected += [(r.line, r.code, r.message) for r in result.rejections
                      if r.code not in WARNING_CODES]
-        if result.row is not None and result.row.expected is not None \
-                and result.row.split == split:
-            rows.append((result.row.snapshot_hash, result.row.expected))
-    return SplitRows(rows, rejected)
+        row = result.row
+        if row is None or row.expected is None:
+            continue
+        counts = table.setdefault(row.split or "unsplit", {})
+        counts[row.expected] = counts.get(row.expected, 0) + 1
+        if row.split == split:
+            rows.append((row.snapshot_hash, row.expected))
+    return SplitRows(rows, rejected, table)
 
 
 def split_rows(calibration: Path, split: str) -> list[tuple[str, str]]:

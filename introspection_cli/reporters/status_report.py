@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from introspection_cli.certification.power import describe_plan
 from introspection_cli.certification.state import describe_change
 from introspection_cli.statistics import Interval
 from introspection_cli.workflows.status import LABELS, PLANNED, SPLIT_ROWS, JudgeStatus
@@ -42,8 +43,9 @@ def _judge_json(status: JudgeStatus) -> dict[str, Any]:
             "tpr": _interval(dev.tpr, dev.pass_rows), "tnr": _interval(dev.tnr, dev.fail_rows),
             "evaluated": dev.evaluated, "labelled": dev.labelled},
         "plan": {"bar": plan.bar, "rows_per_class": plan.floor,
-                 "perfect": dict(plan.perfect), "at_dev": dict(plan.at_dev),
-                 "never_at_dev": list(plan.never)},
+                 "perfect": dict(plan.perfect),
+                 "power": {**plan.power.as_json(), "assumed": list(plan.assumed)},
+                 "never": list(plan.never)},
     }
 
 
@@ -109,18 +111,22 @@ def _plan_lines(status: JudgeStatus) -> list[str]:
              f"a judge that agrees on every row needs {perfect} labelled test rows"]
     if dev is None:
         lines.append("              no dev figures for this version yet (run judges eval on "
-                     "the dev split)")
-        return lines
-    rates = []
-    for label, name, rate, n in (("pass", "TPR", dev.tpr, dev.pass_rows),
-                                 ("fail", "TNR", dev.tnr, dev.fail_rows)):
-        if rate is None:
-            rates.append(f"no {name} (no dev row labelled {label} evaluated)")
-        elif label in plan.never:
-            rates.append(f"at dev {name} {rate.value:.3f} ({n} rows) the bar is out of reach")
-        else:
-            rates.append(f"at dev {name} {rate.value:.3f} ({n} rows) {plan.at_dev[label]} more "
-                         f"{label}")
-    lines.append(f"              {'; '.join(rates)} (dev figures from {dev.evaluated} of "
-                 f"{dev.labelled} labelled dev rows evaluated under this fingerprint)")
-    return lines
+                     "the dev split); planned at an assumed "
+                     f"{plan.power.classes['pass'].rate:.2f}")
+    else:
+        lines.append(f"              dev figures from {dev.evaluated} of {dev.labelled} "
+                     "labelled dev rows evaluated under this fingerprint")
+    return lines + [f"              {line}" for line in describe_plan(plan.power,
+                                                                      _rate_sources(status))]
+
+
+def _rate_sources(status: JudgeStatus) -> dict[str, str]:
+    """label -> where its planned rate comes from, in words."""
+    dev, assumed = status.dev, status.plan.assumed
+    sources = {}
+    for label, name in (("pass", "TPR"), ("fail", "TNR")):
+        rows = 0 if dev is None else (dev.pass_rows if label == "pass" else dev.fail_rows)
+        rate = None if dev is None else (dev.tpr if label == "pass" else dev.tnr)
+        sources[label] = (f"{name} assumed" if label in assumed or rate is None
+                          else f"dev {name} {rate.value:.3f} over {rows} rows, shrunk")
+    return sources

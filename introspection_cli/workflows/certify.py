@@ -30,10 +30,22 @@ from introspection_cli.certification.certificate import (
     write_certificate,
 )
 from introspection_cli.certification.decision import (
+    CLASSES,
     Certification,
+    Rate,
     decide,
     insufficient,
     rejected_rows,
+    z_for,
+)
+from introspection_cli.certification.power import (
+    ASSUMED_RATE,
+    PowerPlan,
+    class_mix,
+    describe_plan,
+    plan_with_power,
+    share_reaching,
+    shrunk_rate,
 )
 from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.evaluation.cache import default_cache_dir
@@ -99,12 +111,13 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
         if judge.calibration_path.is_file() else SplitRows([], [])
     early = _decided_from_the_file(split, settings.bar)
     if early is not None:
-        payload = _payload(context, settings, early, options.samples, seen=None,
+        plan = _power_plan(early, split, settings)
+        payload = _payload(context, settings, early, options.samples, seen=None, plan=plan,
                            rejected=split.rejected)
         problems = [f"judge {judge.name}: {len({line for line, _, _ in split.rejected})} "
                     f"calibration row(s) rejected; `introspection check {path}` lists them"
                     ] if split.rejected else []
-        return EvalCommandResult(_render(payload, settings.fmt), ExitCode.PROBLEMS,
+        return EvalCommandResult(_render(payload, settings.fmt, plan), ExitCode.PROBLEMS,
                                  (*problems, *(f"warning: {w}" for w in warnings)), payload)
     result = run_eval(recipe, replace(options, judges=(judge.name,), splits=(settings.split,)),
                       progress=progress)
@@ -112,7 +125,8 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
     seen, ledger_warnings = _record(result.run, options, settings.split)
     decision = decide(run.rows, bar=settings.bar, max_error_rate=settings.max_error_rate,
                       bar_na=settings.bar_na)
-    payload = _payload(context, settings, decision, options.samples, seen=seen)
+    plan = _power_plan(decision, split, settings)
+    payload = _payload(context, settings, decision, options.samples, seen=seen, plan=plan)
     heading = "insufficient data" if decision.decision == "insufficient_data" else "not certified"
     problems = [f"judge {judge.name}: {heading}: {reason}" for reason in decision.reasons]
     notes = [*warnings, *ledger_warnings, *result.warnings, *_override_note(context)]
@@ -126,7 +140,7 @@ def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *
                                    rows_digest(split.rows))
         write_certificate(context.target, certificate)
         payload["certificate"] = str(context.target)
-    return EvalCommandResult(_render(payload, settings.fmt), exit_code,
+    return EvalCommandResult(_render(payload, settings.fmt, plan), exit_code,
                              (*problems, *(f"warning: {note}" for note in notes)), payload)
 
 
@@ -163,8 +177,28 @@ def _override_note(context: _Context) -> list[str]:
             "judge file names what was certified"]
 
 
+def _power_plan(decision: Certification, split: SplitRows,
+                settings: CertifySettings) -> tuple[PowerPlan, dict[str, str]]:
+    """The plan with power for the split: at the rates this run measured on it, shrunk, or
+    an assumed one before a run; and where each rate comes from, in words."""
+    rates: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    for label, name in CLASSES.items():
+        rate: Rate | None = getattr(decision, name)
+        if rate is None:
+            rates[label], sources[label] = ASSUMED_RATE, f"{name.upper()} assumed"
+        else:
+            rates[label] = shrunk_rate(rate.successes, rate.n)
+            sources[label] = (f"{settings.split} {name.upper()} {rate.interval.value:.3f} over "
+                              f"{rate.n} rows, shrunk")
+    plan = plan_with_power(rates, decision.scorable, bar=settings.bar,
+                           test_share=share_reaching(split.table, settings.split),
+                           class_mix=class_mix(split.table), z=z_for(decision.alpha))
+    return plan, sources
+
+
 def _payload(context: _Context, settings: CertifySettings, decision: Certification,
-             samples: int, *, seen: int | None,
+             samples: int, *, seen: int | None, plan: tuple[PowerPlan, dict[str, str]],
              rejected: Sequence[tuple[int, str, str]] = ()) -> dict[str, Any]:
     """The JSON output (``--format json``): the decision and what it rests on."""
     return {
@@ -179,7 +213,9 @@ def _payload(context: _Context, settings: CertifySettings, decision: Certificati
         "reasons": list(decision.reasons),
         "rows": decision.rows,
         "labelled": dict(decision.labelled),
+        "needed": {label: plan[0].classes[label].more for label in CLASSES},
         "needed_perfect": dict(decision.needed_perfect),
+        "plan": {**plan[0].as_json(), "sources": plan[1]},
         "errors": decision.errors,
         "max_error_rate": settings.max_error_rate,
         "tpr": None if decision.tpr is None else decision.tpr.as_json(),
@@ -217,10 +253,10 @@ def _certificate(context: _Context, settings: CertifySettings, decision: Certifi
     }
 
 
-def _render(payload: dict[str, Any], fmt: str) -> str:
+def _render(payload: dict[str, Any], fmt: str, plan: tuple[PowerPlan, dict[str, str]]) -> str:
     if fmt == "json":
         return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    return _text(payload)
+    return _text(payload, describe_plan(plan[0], plan[1], payload["split"]))
 
 
 def _rate_line(name: str, rate: dict[str, Any] | None, bar: float | None) -> str:
@@ -232,7 +268,7 @@ def _rate_line(name: str, rate: dict[str, Any] | None, bar: float | None) -> str
             f"{rate['n']} rows{verdict}")
 
 
-def _text(payload: dict[str, Any]) -> str:
+def _text(payload: dict[str, Any], plan_lines: Sequence[str]) -> str:
     labelled = payload["labelled"]
     lines = [f"judge {payload['judge']} ({payload['provider']}/{payload['model']}), split "
              f"{payload['split']}, bar {payload['bar']:g}",
@@ -255,4 +291,5 @@ def _text(payload: dict[str, Any]) -> str:
         heading = ("insufficient data" if payload["decision"] == "insufficient_data"
                    else "not certified")
         lines += [f"{heading}:", *(f"  {reason}" for reason in payload["reasons"])]
+        lines += [f"  {line}" for line in plan_lines]
     return "\n".join(lines) + "\n"

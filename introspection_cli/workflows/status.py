@@ -23,6 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.certification.certificate import certificate_path, read_certificate
+from introspection_cli.certification.power import (
+    ASSUMED_RATE,
+    PowerPlan,
+    class_mix,
+    plan_with_power,
+    share_reaching,
+    shrunk_rate,
+)
 from introspection_cli.certification.state import CertificateState, assess_certificate
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, compile_gate
@@ -119,6 +127,9 @@ class DevFigures:
     fail_rows: int
     evaluated: int
     labelled: int
+    #: Of ``pass_rows`` judged pass, of ``fail_rows`` judged fail.
+    pass_agreed: int = 0
+    fail_agreed: int = 0
 
 
 def dev_figures(dev_labels: Mapping[str, str], outcomes: Mapping[str, str]) -> DevFigures | None:
@@ -133,25 +144,29 @@ def dev_figures(dev_labels: Mapping[str, str], outcomes: Mapping[str, str]) -> D
         return None
     passes = [outcome for label, outcome in scored if label == "pass"]
     fails = [outcome for label, outcome in scored if label == "fail"]
-    return DevFigures(wilson_interval(passes.count("pass"), len(passes)),
-                      wilson_interval(fails.count("fail"), len(fails)), len(passes), len(fails),
-                      len(scored), len(dev_labels))
+    agreed = passes.count("pass"), fails.count("fail")
+    return DevFigures(wilson_interval(agreed[0], len(passes)),
+                      wilson_interval(agreed[1], len(fails)), len(passes), len(fails),
+                      len(scored), len(dev_labels), *agreed)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """More labelled test rows of ``pass`` and ``fail`` needed to be able to reach the bar.
+    """More labelled test rows of ``pass`` and ``fail`` needed to certify the judge.
 
-    ``perfect``: for a judge that agrees on every row. ``at_dev``: for one at the
-    judge's current dev TPR (pass) and TNR (fail); None when there are no dev
-    figures for that class, and ``never`` lists classes whose dev rate is not
-    above the bar (no number of rows would do).
+    ``perfect``: before a judge that agrees on every row could reach the bar.
+    ``power``: before the judge is likely (80%, both classes together) to be
+    certified, at its dev rates shrunk
+    (:func:`~introspection_cli.certification.power.shrunk_rate`), or at an
+    assumed rate for a class without dev figures (``assumed`` lists those);
+    ``never`` lists classes whose planned rate leaves the bar out of reach.
     """
 
     bar: float
     floor: int
     perfect: Mapping[str, int]
-    at_dev: Mapping[str, int | None]
+    power: PowerPlan
+    assumed: tuple[str, ...] = ()
     never: tuple[str, ...] = ()
 
 
@@ -161,20 +176,25 @@ def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float) -> Plan:
         raise ValueError(f"no number of rows reaches a bar of {bar:g}")
     test = {label: counts.labelled(label, "test") for label in PLANNED}
     perfect = {label: max(0, floor - test[label]) for label in PLANNED}
-    at_dev: dict[str, int | None] = {}
-    never: list[str] = []
-    for label, rate_name in PLANNED.items():
-        rate = getattr(dev, rate_name) if dev is not None else None
-        if rate is None:
-            at_dev[label] = None
-            continue
-        needed = rows_to_reach(bar, rate.value)
-        if needed is None:
-            never.append(label)
-            at_dev[label] = None
+    rates: dict[str, float] = {}
+    assumed: list[str] = []
+    for label, (rows, agreed) in _dev_counts(dev).items():
+        if rows:
+            rates[label] = shrunk_rate(agreed, rows)
         else:
-            at_dev[label] = max(0, needed - test[label])
-    return Plan(bar, floor, perfect, at_dev, tuple(never))
+            rates[label] = ASSUMED_RATE
+            assumed.append(label)
+    power = plan_with_power(rates, test, bar=bar, test_share=share_reaching(counts.table),
+                            class_mix=class_mix(counts.table))
+    never = tuple(label for label, plan in power.classes.items() if plan.rows is None)
+    return Plan(bar, floor, perfect, power, tuple(assumed), never)
+
+
+def _dev_counts(dev: DevFigures | None) -> dict[str, tuple[int, int]]:
+    """label -> (dev rows of it evaluated, of them agreed)."""
+    if dev is None:
+        return {label: (0, 0) for label in PLANNED}
+    return {"pass": (dev.pass_rows, dev.pass_agreed), "fail": (dev.fail_rows, dev.fail_agreed)}
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ the scripted stub model server: it is test data, never a result.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from scipy.stats import beta
+
 from introspection_cli.resources import load_schema
+from tests.certification.test_power import oracle_plan
 from tests.conftest import run_cli
 from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
@@ -117,10 +121,16 @@ def test_too_few_rows_is_insufficient_data_before_any_call(tmp_path: Path,
     payload = json.loads(result.stdout)
     assert payload["decision"] == "insufficient_data"
     assert payload["needed_perfect"] == {"pass": 6, "fail": 0}
+    # For an 80% chance of a certificate, at an assumed 0.90 before any run: 142 test rows
+    # of each class (tests/certification/test_power.py), said in labels at 20:40:40.
+    assert payload["needed"] == {"pass": 132, "fail": 122}
+    assert payload["plan"]["sources"] == {"pass": "TPR assumed", "fail": "TNR assumed"}
     assert stub.requests == []
     assert not (root / "judges" / "helpful.certificate.json").exists()
     text = certify(root, tmp_path / "cache")
     assert "insufficient data:" in text.stdout and "label 6 more pass rows" in text.stdout
+    assert "to be certified with probability 80%: 142 pass at 0.900 (TPR assumed), 132 more" \
+        in text.stdout
 
 
 def test_a_rejected_row_is_never_silent_and_certifies_nothing(tmp_path: Path,
@@ -155,6 +165,13 @@ def test_a_rejected_row_is_never_silent_and_certifies_nothing(tmp_path: Path,
 def test_a_missed_bound_is_not_certified_and_writes_nothing(tmp_path: Path,
                                                            stub: StubModelServer) -> None:
     root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=3))
+    planned = json.loads(certify(root, tmp_path / "cache", "--format", "json").stdout)
+    # More rows are planned at this split's own rates, shrunk: 17 of 20 plans at 0.751, out
+    # of reach at 0.80; 16 of 16 at 0.971 (the test's oracle is scipy's binomial).
+    tnr = float(beta.ppf(0.2, 16.5, 0.5))
+    assert planned["plan"]["classes"]["pass"]["rate"] == pytest.approx(beta.ppf(0.2, 17.5, 3.5))
+    assert planned["needed"] == {"pass": None,
+                                 "fail": oracle_plan(tnr, 0.8, math.sqrt(0.8), 300) - 16}
     result = certify(root, tmp_path / "cache")
     assert result.returncode == 1
     assert "not certified:" in result.stdout and "tpr is 0.850 over 20 rows" in result.stdout
