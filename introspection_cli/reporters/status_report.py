@@ -39,6 +39,9 @@ def _judge_json(status: JudgeStatus) -> dict[str, Any]:
         "certificate": {"state": certificate.state, "path": str(certificate.path),
                         "changed": list(certificate.changed), "problem": certificate.problem},
         "test_fingerprints_seen": status.test_fingerprints,
+        "exposure": None if status.exposure is None else {
+            **status.exposure.as_json(), "clean": status.exposure.clean},
+        "exposure_problem": status.exposure_problem,
         "dev": None if dev is None else {
             "tpr": _interval(dev.tpr, dev.pass_rows), "tnr": _interval(dev.tnr, dev.fail_rows),
             "evaluated": dev.evaluated, "labelled": dev.labelled},
@@ -76,11 +79,24 @@ def _judge_lines(status: JudgeStatus) -> list[str]:
         lines.append(f"  gate        {counts.gate_misses} row(s) its gate does not match{errors}")
     lines += _table(counts.table)
     lines.append(f"  certificate {_certificate(status)}")
-    seen = status.test_fingerprints
-    warning = " (its figures are optimistic: label fresh test rows)" if seen >= 2 else ""
-    lines.append(f"  test split  evaluated under {seen} judge version(s) on this machine{warning}")
+    lines.append(f"  exposure    {_exposure(status)}")
     lines += _plan_lines(status)
     return lines
+
+
+def _exposure(status: JudgeStatus) -> str:
+    """What the exposure file says of the rows now in test."""
+    exposure = status.exposure
+    if exposure is None:
+        return f"unknown: {status.exposure_problem}"
+    if exposure.looks == 0:
+        return "the rows now in test have never been evaluated (fresh)"
+    seen = (f"{exposure.looks} look(s) at the rows now in test by {exposure.procedures} "
+            f"procedure(s), {exposure.fingerprints} judge version(s)")
+    if exposure.clean:
+        return f"{seen}: clean"
+    return (f"{seen}: not clean: " + "; ".join(exposure.problems())
+            + " (its test figures are optimistic: label fresh test rows)")
 
 
 def _table(table: dict[str, Any]) -> list[str]:
@@ -94,9 +110,12 @@ def _table(table: dict[str, Any]) -> list[str]:
 
 def _certificate(status: JudgeStatus) -> str:
     state = status.certificate
-    if state.state == "valid" and state.certificate is not None:
-        return (f"valid: certified {state.certificate['certified_at']} on split "
-                f"{state.certificate['split']} at bar {state.certificate['bar']:g}")
+    certificate = state.certificate
+    if state.state == "valid" and certificate is not None:
+        accepted = (f"; its exposure was accepted: {certificate.accepted_exposure}"
+                    if certificate.accepted_exposure else "")
+        return (f"valid: certified {certificate.certified_at} on split {certificate.split} at "
+                f"bar {certificate.bar:g}{accepted}")
     if state.state == "stale":
         return f"stale: {describe_change(state)}"
     if state.state == "invalid":

@@ -22,7 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from introspection_cli.certification.certificate import certificate_path, read_certificate
+from introspection_cli.certification.certificate import (
+    Certificate,
+    LabelledRow,
+    certificate_path,
+    read_certificate,
+)
+from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
 from introspection_cli.certification.power import (
     ASSUMED_RATE,
     PowerPlan,
@@ -32,6 +38,7 @@ from introspection_cli.certification.power import (
     shrunk_rate,
 )
 from introspection_cli.certification.state import CertificateState, assess_certificate
+from introspection_cli.errors import DataError
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, compile_gate
 from introspection_cli.evaluation.ledger import Ledger
@@ -56,11 +63,12 @@ class RowCounts:
         default_factory=lambda: {split: Counter() for split in SPLIT_ROWS})
     gate_misses: int | None = None
     gate_errors: int = 0
-    test_ids: set[str] = field(default_factory=set)
+    #: conversation id -> (snapshot_hash, label), for the labelled rows now in test.
+    test_rows: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: conversation id -> label, for the labelled rows now in dev.
     dev_labels: dict[str, str] = field(default_factory=dict)
-    #: (snapshot_hash, expected) of the labelled rows of the certificate's split.
-    certified_split_rows: list[tuple[str, str]] = field(default_factory=list)
+    #: The labelled rows of the certificate's split, in file order.
+    certified_split_rows: list[LabelledRow] = field(default_factory=list)
 
     def labelled(self, label: str, split: str | None = None) -> int:
         splits = SPLIT_ROWS if split is None else (split,)
@@ -79,7 +87,7 @@ def count_rows(judge: Judge, certified_split: str | None,
     # once per row and is most of what status does beyond check's own verification.
     rows = gate_misses = 0
     by_split_label: Counter[tuple[str | None, str | None]] = Counter()
-    test_ids, dev_labels = counts.test_ids, counts.dev_labels
+    test_rows, dev_labels = counts.test_rows, counts.dev_labels
     certified = counts.certified_split_rows
     for result in verify_calibration_file(judge.calibration_path):
         row = result.row
@@ -101,13 +109,13 @@ def count_rows(judge: Judge, certified_split: str | None,
                                                 regex_timeout)
             except GateTimeout:
                 counts.gate_errors += 1
-        if split == "test":
-            test_ids.add(row.conversation_id)
         if expected is not None:
-            if split == "dev":
+            if split == "test":
+                test_rows[row.conversation_id] = (row.snapshot_hash, expected)
+            elif split == "dev":
                 dev_labels[row.conversation_id] = expected
             if split == certified_split and split is not None:  # None: no certificate
-                certified.append((row.snapshot_hash, expected))
+                certified.append(LabelledRow(row.conversation_id, row.snapshot_hash, expected))
     counts.rows = rows
     for (split, expected), tally in by_split_label.items():
         counts.table[split or "unsplit"][expected or "unlabelled"] += tally
@@ -204,24 +212,50 @@ class JudgeStatus:
     fingerprint: str
     counts: RowCounts
     certificate: CertificateState
-    test_fingerprints: int
+    #: What the looks in the exposure file say of the rows now in test; None with the
+    #: reason in ``exposure_problem`` when the file cannot be read.
+    exposure: Exposure | None
     dev: DevFigures | None
     plan: Plan
+    exposure_problem: str | None = None
+
+    @property
+    def test_fingerprints(self) -> int:
+        """How many judge versions have looked at the rows now in test."""
+        return 0 if self.exposure is None else self.exposure.fingerprints
 
 
 def judge_status(judge: Judge, ledger: Ledger, bar: float) -> JudgeStatus:
     """The status of one judge that has a calibration file."""
+    from introspection_cli.certification.exposure_file import (
+        ExposureError,
+        exposure_path,
+        read_looks,
+    )
+
     path = certificate_path(judge.path.parent, judge.name)
-    certificate = read_certificate(path) if path.exists() else None
-    split = certificate.get("split") if isinstance(certificate, dict) else None
-    counts = count_rows(judge, split if isinstance(split, str) else None)
-    state = assess_certificate(path, judge, rows_of=lambda _: counts.certified_split_rows)
+    read = read_certificate(path) if path.exists() else None
+    split = read.split if isinstance(read, Certificate) else None
+    counts = count_rows(judge, split)
+    exposure, problem, looks = None, None, None
+    try:
+        looks = read_looks(exposure_path(judge.path.parent, judge.name))
+        exposure = derive_exposure(looks, counts.test_rows)
+    except ExposureError as exc:
+        problem = str(exc)
+    state = assess_certificate(path, judge, rows_of=lambda _: counts.certified_split_rows,
+                               looks_of=lambda: _or_raise(looks, problem), read=read)
     fingerprint = judge_fingerprint(judge)
     dev = dev_figures(counts.dev_labels, ledger.outcomes(judge.name, fingerprint)) \
         if counts.dev_labels else None
     return JudgeStatus(judge.name, judge.calibration_path, fingerprint, counts, state,
-                       len(ledger.fingerprints_seen(judge.name, counts.test_ids)), dev,
-                       make_plan(counts, dev, bar))
+                       exposure, dev, make_plan(counts, dev, bar), problem)
+
+
+def _or_raise(looks: list[Look] | None, problem: str | None) -> list[Look]:
+    if looks is None:
+        raise DataError(problem or "the exposure file cannot be read")
+    return looks
 
 
 def recipe_status(judges: Sequence[Judge], ledger: Ledger, bar: float) -> list[JudgeStatus]:

@@ -14,7 +14,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-
 from scipy.stats import beta
 
 from introspection_cli.resources import load_schema
@@ -204,7 +203,7 @@ def test_certify_warns_when_the_test_rows_were_seen_under_another_version(
     assert json.loads(second.stdout)["test_fingerprints_seen"] == 2
     assert "optimistic" in second.stderr
     certificate = json.loads((root / "judges" / "helpful.certificate.json").read_text())
-    assert certificate["test_fingerprints_seen"] == 2
+    assert certificate["exposure"]["procedures"] == 2
 
 
 def test_a_gated_judge_counts_gate_misses_towards_na_recall(tmp_path: Path,

@@ -138,7 +138,12 @@ def test_test_exposure_counts_fingerprints(tmp_path: Path, stub: StubModelServer
     _, payload, _ = status(root, cache)
     assert payload["judges"][0]["test_fingerprints_seen"] == 2
     text = run_cli(["judges", "status", str(root)], env=env).stdout
-    assert "evaluated under 2 judge version(s) on this machine (its figures are optimistic" in text
+    assert ("exposure    2 look(s) at the rows now in test by 2 procedure(s), 2 judge "
+            "version(s): not clean: 2 procedures") in text
+    assert "(its test figures are optimistic: label fresh test rows)" in text
+    exposure = payload["judges"][0]["exposure"]
+    assert exposure == {"procedures": 2, "looks": 2, "moved": [], "relabelled": [],
+                        "rerolled": False, "clean": False}
 
 
 def test_certificate_states(tmp_path: Path, stub: StubModelServer) -> None:
