@@ -129,8 +129,9 @@ def _needed_sentence(scorable: Mapping[str, int], needed: Mapping[str, int], bar
     held = (f"{scorable.get('pass', 0)} scorable pass and {scorable.get('fail', 0)} scorable "
             f"fail rows ({errors} error row{'s' if errors != 1 else ''} left out)" if errors
             else f"{scorable.get('pass', 0)} pass and {scorable.get('fail', 0)} fail rows")
+    level = "" if alpha == DEFAULT_ALPHA else f" at one-sided level {alpha:.4g}"
     return (f"the split holds {held}; even a judge that agrees on all of them needs {floor} "
-            f"of each to reach the bar {bar:g}: label {short} rows")
+            f"of each to reach the bar {bar:g}{level}: label {short} rows")
 
 
 def _rate(rows: Sequence[RowOutcome], label: str, agreeing: tuple[str, ...],

@@ -19,8 +19,8 @@ that test, so the bound at level a reaches the bar exactly when p <= a).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from introspection_cli.certification.decision import Certification
 
@@ -72,7 +72,22 @@ def family_levels(p_values: Mapping[str, float], *, method: str,
     return {name: Level(alpha / (m - index), index) for index, name in enumerate(order)}
 
 
-def holm_stop(order: Sequence[str], certified: Mapping[str, bool]) -> str | None:
-    """The first judge in Holm's order that was not certified at its level: no judge after
-    it can be (the step-down stops there). None when every judge was."""
-    return next((name for name in order if not certified[name]), None)
+def family_decisions(names: Sequence[str], decide_at: Callable[[str, float], Certification],
+                     *, method: str, alpha: float) -> dict[str, Certification]:
+    """Each judge's decision in a family of ``names``: ``decide_at(name, level)`` decides
+    one judge at one level. Holm stops at the first judge of its order not certified at
+    its level: no judge after it can be certified."""
+    p_values = {name: judge_p_value(decide_at(name, alpha)) for name in names}
+    levels = family_levels(p_values, method=method, alpha=alpha)
+    decisions: dict[str, Certification] = {}
+    stopped: str | None = None
+    for name in sorted(names, key=lambda name: levels[name].rank):
+        decision = decide_at(name, levels[name].alpha)
+        if stopped is not None and decision.certified:
+            decision = replace(decision, decision="not_certified", reasons=(
+                f"holm: the step-down stopped at judge {stopped}, which was not certified at "
+                "its level, so no judge after it in the order can be",))
+        if method == "holm" and not decision.certified and stopped is None:
+            stopped = name
+        decisions[name] = decision
+    return decisions

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from introspection_cli.certification.certificate import FamilyWise, write_certificate
-from introspection_cli.certification.decision import DEFAULT_ALPHA, decide
-from introspection_cli.certification.familywise import METHODS, family_levels, judge_p_value
+from introspection_cli.certification.decision import DEFAULT_ALPHA, Certification, decide
+from introspection_cli.certification.familywise import METHODS, family_decisions
 from introspection_cli.certification.validator import MIN_BAR
 from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.evaluation.cache import default_cache_dir
@@ -132,7 +132,7 @@ def _record(tested: Sequence[Candidate], run: EvalRun, options: EvalOptions,
 
 def _decide(tested: Sequence[Candidate], settings: CertifySettings) -> None:
     """Each judge's decision: at the per-judge level, or at its level in the family."""
-    def at(candidate: Candidate, alpha: float) -> Any:
+    def at(candidate: Candidate, alpha: float) -> Certification:
         assert candidate.run is not None
         return decide(candidate.run.rows, bar=settings.bar,
                       max_error_rate=settings.max_error_rate, bar_na=settings.bar_na,
@@ -142,20 +142,12 @@ def _decide(tested: Sequence[Candidate], settings: CertifySettings) -> None:
         for candidate in tested:
             candidate.decision = at(candidate, DEFAULT_ALPHA)
         return
-    p_values = {c.name: judge_p_value(at(c, DEFAULT_ALPHA)) for c in tested}
-    levels = family_levels(p_values, method=settings.family_wise, alpha=DEFAULT_ALPHA)
+    by_name = {candidate.name: candidate for candidate in tested}
+    decisions = family_decisions(list(by_name), lambda name, alpha: at(by_name[name], alpha),
+                                 method=settings.family_wise, alpha=DEFAULT_ALPHA)
     family = FamilyWise(settings.family_wise, len(tested), DEFAULT_ALPHA)
-    stopped: str | None = None
-    for candidate in sorted(tested, key=lambda c: levels[c.name].rank):
-        candidate.family = family
-        decision = at(candidate, levels[candidate.name].alpha)
-        if stopped is not None and decision.certified:
-            decision = replace(decision, decision="not_certified", reasons=(
-                f"holm: the step-down stopped at judge {stopped}, which was not certified at "
-                "its level, so no judge after it in the order can be",))
-        if settings.family_wise == "holm" and not decision.certified and stopped is None:
-            stopped = candidate.name
-        candidate.decision = decision
+    for name, decision in decisions.items():
+        by_name[name].decision, by_name[name].family = decision, family
 
 
 def _write(tested: Sequence[Candidate], settings: CertifySettings,

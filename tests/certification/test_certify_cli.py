@@ -275,3 +275,39 @@ def test_an_error_row_is_not_scorable_so_the_split_is_insufficient(
     assert payload["errors"] == 1
     assert payload["needed_perfect"] == {"pass": 1, "fail": 0}
     assert "judge helpful: insufficient data: the split holds 15 scorable pass" in result.stderr
+
+
+def test_verify_runs_the_recorded_procedure_again(tmp_path: Path,
+                                                  stub: StubModelServer) -> None:
+    # Issue 21 item 1: `certify --verify` re-runs what the certificate records on its rows
+    # (the cache applies) and exits 1 when the decision differs.
+    rows = [*_rows(16, 16), fixture_row("flaky", "hi FAULT:alternate", expected="pass",
+                                        split="test")]
+    root = _recipe(tmp_path / "r", rows)
+    assert certify(root, tmp_path / "cache", "--samples", "3").returncode == 0
+    calls = len(stub.requests)
+    cached = certify(root, tmp_path / "cache", "--verify", "--format", "json")
+    assert cached.returncode == 0, cached.stderr
+    payload = json.loads(cached.stdout)
+    assert (payload["verified"], payload["samples"], payload["changed_outcomes"]) == (
+        True, 3, [])
+    assert len(stub.requests) == calls  # every verdict came from the cache
+    # Without the cache the flaky row now answers fail: 16 of 17 pass rows, lower bound
+    # 0.73: the recorded procedure no longer certifies the judge.
+    fresh = certify(root, tmp_path / "cache", "--verify", "--no-cache")
+    assert fresh.returncode == 1, fresh.stderr
+    assert "not verified: the recorded procedure no longer certifies it" in fresh.stdout
+    assert "32 of 33 rows gave the recorded outcome" in fresh.stdout
+    assert "judge helpful: not verified" in fresh.stderr
+
+
+def test_verify_refuses_what_cannot_be_run_again(tmp_path: Path, stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    missing = certify(root, tmp_path / "cache", "--verify")
+    assert missing.returncode == 1 and "there is no" in missing.stderr
+    assert certify(root, tmp_path / "cache").returncode == 0
+    judge_file = root / "judges" / "helpful.yaml"
+    judge_file.write_text(judge_file.read_text().replace("helped", "assisted"))
+    changed = certify(root, tmp_path / "cache", "--verify")
+    assert changed.returncode == 1 and "cannot be run again" in changed.stderr
+    assert certify(root, tmp_path / "cache", "--verify", "--samples", "2").returncode == 2
