@@ -108,6 +108,8 @@ def test_the_threshold_is_the_fewest_rows_the_bound_lets_through(n: int, bar: fl
 
 def test_the_floor_is_the_perfect_judges_row_count() -> None:
     assert [threshold_floor(bar) for bar in (0.7, 0.8, 0.85, 0.9, 0.95)] == [9, 16, 22, 35, 73]
+    # In a Bonferroni family of 10 (docs/certification.md): 32 rows of each class.
+    assert threshold_floor(0.8, float(norm.isf(0.0025))) == 32
 
 
 def test_no_plan_when_the_rate_is_not_above_the_bar_or_too_close() -> None:
