@@ -16,7 +16,6 @@ only be reported stale.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from introspection_cli import strictjson
-from introspection_cli.certification.exposure import Exposure
+from introspection_cli.certification.exposure import Exposure, pairs_digest
 from introspection_cli.fsutil import atomic_write_text
 
 CERTIFICATE_VERSION = 2
@@ -49,8 +48,7 @@ def rows_digest(rows: Iterable[tuple[str, str]]) -> str:
     relabelled, added, removed or re-exported row changes it; the order of the
     rows in the file and their other fields (the split aside) do not.
     """
-    lines = sorted(f"{snapshot} {expected}\n" for snapshot, expected in rows)
-    return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    return pairs_digest(rows)
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,11 +83,17 @@ class Look:
                    data["tool_version"], data.get("migrated_from"))
 
 
-def outcomes_digest(outcomes: Iterable[tuple[str, str]]) -> str:
-    """``sha256:`` of the sorted lines ``conversation_id + " " + outcome`` (each ending in
-    ``\\n``) of the rows a look judged: equal for the same outcomes in any order."""
-    lines = sorted(f"{conversation_id} {outcome}\n" for conversation_id, outcome in outcomes)
+def pairs_digest(pairs: Iterable[tuple[str, str]]) -> str:
+    """``sha256:`` of the sorted lines ``first + " " + second``, each ending in a newline:
+    the same for the same pairs in any order."""
+    lines = sorted(f"{first} {second}\n" for first, second in pairs)
     return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
+def outcomes_digest(outcomes: Iterable[tuple[str, str]]) -> str:
+    """The digest (:func:`pairs_digest`) of ``(conversation_id, outcome)`` of the rows a
+    look judged: equal for the same outcomes in any order."""
+    return pairs_digest(outcomes)
 
 
 @dataclass(frozen=True, slots=True)
