@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
 from introspection_cli.certification.exposure_file import (
-    ExposureError,
     append_looks,
     exposure_path,
     look_rows,
     migrated_looks,
 )
+from introspection_cli.errors import DataError
 from introspection_cli.provenance import tool_version, utc_now
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def record_test_looks(recipe: Recipe, run: EvalRun, *, samples: int,
             continue
         try:
             looks = record_look(judge.path.parent, judge.name, look, cache_dir=cache_dir)
-        except ExposureError as exc:
+        except DataError as exc:  # the file (ExposureError) or the lock on its directory
             warnings.append(f"judge {judge.name}: {exc}")
             continue
         test_rows = {cid: (snapshot or "", expected)
@@ -119,6 +119,6 @@ def record_report_look(judge: Judge, entry: Mapping[str, Any]) -> list[str]:
         return []
     try:
         record_look(judge.path.parent, judge.name, look, cache_dir=default_cache_dir())
-    except ExposureError as exc:
+    except DataError as exc:  # the file (ExposureError) or the lock on its directory
         return [f"judge {judge.name}: {exc}"]
     return []

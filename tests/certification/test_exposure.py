@@ -278,3 +278,18 @@ def test_appending_keeps_every_byte_and_the_mode(tmp_path: Path,
     assert len(looks) == 2 and problems == []
     assert os.stat(exposure_file).st_mode & 0o777 == 0o640
     assert not list((root / "judges").glob(".*.tmp"))
+
+
+def test_a_look_that_cannot_be_recorded_is_a_warning_for_eval_and_refuses_certify(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    (root / "judges" / "helpful.exposure.jsonl").mkdir()
+    env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")}
+    evaluated = run_cli(["judges", "eval", str(root), "--split", "test"], env=env)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "warning: judge helpful:" in evaluated.stderr and "not an exposure file" \
+        in evaluated.stderr
+    refused = certify(root, tmp_path / "cache")
+    assert refused.returncode == 1 and "not an exposure file" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert not (root / "judges" / "helpful.certificate.json").exists()
