@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -246,7 +246,3 @@ def look_rows(rows: Iterable[tuple[str, str | None, str, str]]) -> tuple[
     seen = tuple(SeenRow(cid, snapshot, expected) for cid, snapshot, expected, _ in judged)
     return seen, outcomes_digest((cid, outcome) for cid, _, _, outcome in judged)
 
-
-def current_test_rows(rows: Iterable[tuple[str, str, str]]) -> Mapping[str, tuple[str, str]]:
-    """conversation id -> (snapshot_hash, expected) of ``(id, hash, label)`` test rows."""
-    return {cid: (snapshot, expected) for cid, snapshot, expected in rows}

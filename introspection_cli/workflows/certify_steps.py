@@ -10,7 +10,7 @@ levels) and, when certified, written (:func:`build_certificate`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from introspection_cli.certification.certificate import (
@@ -66,7 +66,6 @@ class Candidate:
     sequential_looks: int = 1
     decision: Certification | None = None
     family: FamilyWise | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
