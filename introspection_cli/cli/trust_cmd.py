@@ -46,8 +46,11 @@ def certify(
     recipe: _RECIPE = Path("."),
     judge: Annotated[str, typer.Option("--judge", metavar="NAME",
                                        help="The judge to certify.")] = "",
+    every: Annotated[bool, typer.Option(
+        "--all", help="Certify every judge with a calibration file.")] = False,
     bar: Annotated[float, typer.Option(
-        help="Both the TPR and the TNR lower bound (Wilson 95%) must reach this.")] = 0.8,
+        help="Both the TPR and the TNR lower bound must reach this (check requires at "
+             "least 0.80 unless --min-bar).")] = 0.8,
     split: Annotated[str, typer.Option(
         help="The split to certify on: test (held out by judges eval), dev or train.")] = "test",
     max_error_rate: Annotated[float, typer.Option(
@@ -55,6 +58,17 @@ def certify(
     bar_na: Annotated[float | None, typer.Option(
         help="Also require na_recall's lower bound (not_applicable rows judged "
              "not_applicable or gated) to reach this.")] = None,
+    family_wise: Annotated[str | None, typer.Option(
+        "--family-wise", metavar="holm|bonferroni",
+        help="With --all: test the judges together so that the chance of any wrong "
+             "certificate among them stays at 2.5%.")] = None,
+    accept_exposure: Annotated[str | None, typer.Option(
+        "--accept-exposure", metavar="REASON",
+        help="Record why a certificate whose test rows' exposure is not clean is accepted "
+             "(check --require-certified refuses it otherwise).")] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Run the certificate's recorded procedure again on its recorded "
+                         "rows; exit 1 when the decision differs.")] = False,
     samples: Annotated[int, typer.Option(
         min=1, help="Calls per row, majority vote (as in judges eval).")] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
@@ -73,25 +87,37 @@ def certify(
 ) -> None:
     """Certify a judge on its held-out test rows, and write judges/NAME.certificate.json.
 
-    Certified when the Wilson 95% lower bounds of both TPR and TNR reach --bar
-    and at most --max-error-rate of the rows are errors; insufficient data when
-    the split holds too few pass or fail rows for even a perfect judge (16 of
-    each at 0.80), decided before any model call. Exit codes: 0 certified; 1 not
-    certified or insufficient data; 2 usage error, an API key missing or
-    rejected; 3 rows failed at the model provider after retries.
+    Certified when the Wilson lower bounds (one-sided 2.5% each) of both TPR and
+    TNR reach --bar and at most --max-error-rate of the rows are errors;
+    insufficient data when the split holds too few scorable pass or fail rows for
+    even a perfect judge (16 of each at 0.80). Every look at the test rows is
+    recorded in judges/NAME.exposure.jsonl. Exit codes: 0 certified (--verify:
+    the recorded procedure certifies it again); 1 not certified, insufficient
+    data, or not verified; 2 usage error, an API key missing or rejected; 3 rows
+    failed at the model provider after retries.
     """
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.runner import EvalOptions
-    from introspection_cli.workflows.certify import CertifySettings, certify_judge
+    from introspection_cli.workflows.certify import CertifySettings, certify_judges
 
-    if not judge:
-        raise UsageError("judges certify needs --judge NAME: certificates are per judge")
-    options = EvalOptions(judges=(judge,), samples=samples, concurrency=concurrency,
-                          provider=provider, model=model, use_cache=not no_cache,
-                          max_retries=max_retries, timeout=timeout)
-    settings = CertifySettings(judge=judge, bar=bar, split=split, max_error_rate=max_error_rate,
-                               bar_na=bar_na, fmt=fmt)
-    _finish(certify_judge(recipe, options, settings), f"the {fmt} certification")
+    if bool(judge) == every:
+        raise UsageError("judges certify needs --judge NAME or --all: certificates are per "
+                         "judge")
+    if verify and (samples != 1 or provider or model or family_wise or accept_exposure):
+        raise UsageError("--verify runs the certificate's own procedure: it takes no "
+                         "--samples, --provider, --model, --family-wise or --accept-exposure")
+    options = EvalOptions(judges=(judge,) if judge else (), samples=samples,
+                          concurrency=concurrency, provider=provider, model=model,
+                          use_cache=not no_cache, max_retries=max_retries, timeout=timeout)
+    settings = CertifySettings(judges=(judge,) if judge else (), every=every, bar=bar,
+                               split=split, max_error_rate=max_error_rate, bar_na=bar_na,
+                               family_wise=family_wise, accept_exposure=accept_exposure,
+                               fmt=fmt)
+    if verify:
+        from introspection_cli.workflows.certify_verify import verify_certificates
+
+        _finish(verify_certificates(recipe, options, settings), f"the {fmt} verification")
+    _finish(certify_judges(recipe, options, settings), f"the {fmt} certification")
 
 
 def estimate(

@@ -1,9 +1,9 @@
 """Where ``judges estimate`` takes the calibration from: a certificate or a report's split.
 
 Either way it is a :class:`~introspection_cli.estimation.counts.Confusion`, the
-calibration rows by label and outcome. A report gives it per split; a schema-2
-certificate gives it over the certified rows; a version-1 certificate has only
-TPR and TNR with their row counts, which give the two-class matrix they imply.
+calibration rows by label and outcome. A report gives it per split; a
+certificate (schema 2, checked by the one certificate validator) gives it over the
+certified rows.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from introspection_cli.errors import DataError
 from introspection_cli.estimation.counts import Confusion
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.recipe.model import Judge
+from introspection_cli.reporting.metrics import SCORED, SPLIT_ALIASES
 
 
 @dataclass(frozen=True)
@@ -48,26 +49,26 @@ def calibration_for(judge: Judge, report: Path | None, split: str | None) -> Cal
 
 
 def _from_certificate(judge: Judge) -> CalibrationSource:
-    from introspection_cli.certification.certificate import certificate_path
-    from introspection_cli.certification.state import assess_certificate, describe_change
+    from introspection_cli.certification.state import valid_certificate
 
-    path = certificate_path(judge.path.parent, judge.name)
-    state = assess_certificate(path, judge)
-    if not state.valid or state.certificate is None:
-        why = {"none": f"there is no {path}",
-               "invalid": f"{path} is not a valid certificate ({state.problem})",
-               "stale": f"its certificate is stale: {describe_change(state)}"}[state.state]
-        raise DataError(f"judge {judge.name} has no valid certificate to take TPR and TNR "
-                        f"from: {why}. Certify it (`introspection judges certify --judge "
-                        f"{judge.name}`) or pass --report R.json --split S")
-    certificate = state.certificate
-    source = {"source": "certificate", "path": str(path), "split": certificate["split"],
-              "certified_at": certificate["certified_at"]}
-    if isinstance(certificate.get("confusion"), dict):  # schema 2: every outcome counted
-        return CalibrationSource(Confusion.from_json(certificate["confusion"]), source)
-    tpr, tnr = certificate["tpr"], certificate["tnr"]
-    return CalibrationSource(Confusion.binary(tpr["value"], tpr["n"], tnr["value"], tnr["n"]),
-                             source)
+    # Every figure the certificate states is checked (one validator for check, status and
+    # estimate); the bar it was made at is CI's policy (check --min-bar), not a property of
+    # the figures taken from it.
+    path, certificate = valid_certificate(judge, using="TPR and TNR", min_bar=0.0,
+                                          otherwise="or pass --report R.json --split S")
+    source = {"source": "certificate", "path": str(path), "split": certificate.split,
+              "certified_at": certificate.certified_at}
+    return CalibrationSource(Confusion.from_json(
+        {label: dict(row) for label, row in certificate.confusion.items()}), source)
+
+
+def _holds_test_rows(entry: dict[str, Any], split: str) -> bool:
+    """Whether a report's ``split`` of a judge was measured on test rows: ``test`` itself, or
+    ``scored`` (every evaluated row) of a report that evaluated test."""
+    if split == "test":
+        return True
+    return SPLIT_ALIASES.get(split, split) == SCORED and any(
+        isinstance(row, dict) and row.get("split") == "test" for row in entry.get("rows", ()))
 
 
 def _from_report(judge: Judge, report_path: Path, split: str) -> CalibrationSource:
@@ -83,6 +84,10 @@ def _from_report(judge: Judge, report_path: Path, split: str) -> CalibrationSour
         raise DataError(f"--report {report_path}: split {split} of judge {judge.name} was held "
                         "out (not evaluated); pass a report made with --split test")
     warnings = []
+    if _holds_test_rows(entry, split):  # figures over test rows are a look at them
+        from introspection_cli.certification.exposure_record import record_report_look
+
+        warnings += record_report_look(judge, entry)
     current = judge_fingerprint(judge)
     if entry.get("fingerprint") != current:
         warnings.append(f"--report {report_path} measured "

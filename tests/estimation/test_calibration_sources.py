@@ -1,62 +1,70 @@
-"""Where estimate's calibration comes from: a certificate of either schema, or a report.
+"""Where estimate's calibration comes from: a certificate, or a report.
 
-A schema-2 certificate (written by ``judges certify`` once certificates carry
-every outcome) gives ``confusion`` by label and outcome over the certified rows;
-a version-1 certificate gives only TPR and TNR with their row counts. The
-certificate's own checks are ``certification.state``'s: here its verdict is
-given, so that what estimate reads from each schema is what is tested.
+A certificate gives ``confusion`` by label and outcome over the certified rows,
+read through the one certificate validator that ``check`` and ``status`` use (a
+version 1 certificate is stale there: certify again).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from introspection_cli.certification import state
+from introspection_cli.errors import DataError
 from introspection_cli.estimation.counts import Confusion
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
 from introspection_cli.workflows.estimate_calibration import calibration_for
+from tests.conftest import run_cli
 from tests.evaluation.conftest import UNGATED_JUDGE, fixture_row, write_recipe
-
-_COMMON = {"split": "test", "certified_at": "2026-12-01T00:00:00Z",
-           "tpr": {"value": 0.92, "low": 0.81, "high": 0.97, "n": 50},
-           "tnr": {"value": 0.88, "low": 0.76, "high": 0.94, "n": 50}}
+from tests.evaluation.stub_model_server import StubModelServer
 
 
-def _judge(tmp_path: Path) -> Judge:
-    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [
-        fixture_row("c1", "hello", expected="pass", split="test")])})
+def _rows(split: str) -> list[dict[str, Any]]:
+    """Test rows the stub judges as their marker says: some pass rows not_applicable."""
+    rows = [fixture_row(f"p{i}", f"p {i} VERDICT:{'not_applicable' if i < 3 else 'pass'}",
+                        expected="pass", split=split) for i in range(40)]
+    rows += [fixture_row(f"f{i}", f"f {i} VERDICT:{'pass' if i < 2 else 'fail'}",
+                         expected="fail", split=split) for i in range(40)]
+    return rows
+
+
+def _judge(root: Path) -> Judge:
     recipe, _ = load_valid_recipe(root, ["helpful"])
     return named_judge(recipe, "helpful")
 
 
-def _valid(monkeypatch: pytest.MonkeyPatch, certificate: dict[str, Any]) -> None:
-    monkeypatch.setattr(state, "assess_certificate", lambda path, judge: state.CertificateState(
-        "valid", path, certificate))
-
-
-def test_a_schema_2_certificate_gives_every_outcome(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    confusion = {"pass": {"pass": 40, "fail": 3, "not_applicable": 7, "gated": 0, "error": 1},
-                 "fail": {"pass": 4, "fail": 44, "not_applicable": 2, "gated": 1, "error": 0},
-                 "not_applicable": {"pass": 1, "fail": 0, "not_applicable": 19, "gated": 2,
-                                    "error": 0}}
-    _valid(monkeypatch, {**_COMMON, "certificate_version": 2, "confusion": confusion})
-    source = calibration_for(_judge(tmp_path), None, None)
-    assert source.confusion == Confusion.from_json(confusion)
+def test_a_certificate_gives_every_outcome_it_certified(tmp_path: Path,
+                                                         stub: StubModelServer) -> None:
+    """The certificate's confusion (label x outcome over the certified rows), read through
+    the one certificate validator, is the calibration estimate corrects with."""
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("test"))})
+    certified = run_cli(["judges", "certify", str(root), "--judge", "helpful", "--bar", "0.8"],
+                        env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
+    assert certified.returncode == 0, certified.stdout + certified.stderr
+    written = json.loads((root / "judges" / "helpful.certificate.json").read_text())
+    source = calibration_for(_judge(root), None, None)
+    assert source.confusion == Confusion.from_json(written["confusion"])
+    assert source.confusion.verdicts("pass") == (37, 0, 3)
     assert source.source["source"] == "certificate"
-    assert source.rate("pass") == {"value": 40 / 50, "n": 50}  # over the rows judged
+    assert source.rate("pass") == {"value": 37 / 40, "n": 40}
 
 
-def test_a_version_1_certificate_gives_the_two_class_matrix(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _valid(monkeypatch, {**_COMMON, "certificate_version": 1})
-    source = calibration_for(_judge(tmp_path), None, None)
-    assert source.confusion.verdicts("pass") == (46, 4, 0)
-    assert source.confusion.verdicts("fail") == (6, 44, 0)
-    assert source.confusion.verdicts("not_applicable") == (0, 0, 0)
-    assert source.as_json()["tpr"] == {"value": 0.92, "n": 50}
+def test_an_edited_certificate_is_no_calibration(tmp_path: Path, stub: StubModelServer) -> None:
+    """A certificate whose counts were changed by hand does not reach the estimate."""
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("test"))})
+    run_cli(["judges", "certify", str(root), "--judge", "helpful"],
+            env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
+    path = root / "judges" / "helpful.certificate.json"
+    certificate = json.loads(path.read_text())
+    certificate["confusion"]["pass"]["pass"] += 3
+    certificate["confusion"]["pass"]["not_applicable"] -= 3
+    path.write_text(json.dumps(certificate))
+    with pytest.raises(DataError, match="not a valid certificate"):
+        calibration_for(_judge(root), None, None)
+
+
