@@ -224,10 +224,10 @@ def split_command(
 def label_command(
     recipe: Annotated[Path, typer.Argument(
         help=_RECIPE_HELP + " Default: the current directory.")] = Path("."),
-    judge: Annotated[str | None, typer.Option(
+    judge: Annotated[list[str] | None, typer.Option(
         "--judge", metavar="NAME",
-        help="The judge whose rows to label. Default: the only judge with a calibration "
-             "file.")] = None,
+        help="The judge whose rows to label; repeat it to label several judges in one pass "
+             "(browser app only). Default: the only judge with a calibration file.")] = None,
     set_: Annotated[list[str] | None, typer.Option(
         "--set", metavar="LINE=LABEL[:SPLIT]",
         help="Label one row without a browser, e.g. 12=pass or 12=fail:dev (repeatable; "
@@ -267,7 +267,7 @@ def label_command(
     from introspection_cli.labelling.commands import LabelRequest, run_label
 
     _finish(run_label(LabelRequest(
-        recipe=recipe, judge=judge, assignments=tuple(set_ or ()), from_csv=from_csv,
+        recipe=recipe, judges=tuple(judge or ()), assignments=tuple(set_ or ()), from_csv=from_csv,
         overwrite=overwrite, to_csv=to_csv, review=review, all_rows=all_rows, port=port,
         open_browser=not no_open), say=_say))
 

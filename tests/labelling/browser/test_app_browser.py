@@ -263,7 +263,7 @@ def test_a_rejected_row_is_read_only_with_its_code(tmp_path: Path, page: Any,
                            ".startsWith('This row is rejected')")
     assert calibration(recipe).read_bytes() == before
     refused = app.request("POST", "/api/label", body={
-        "line": 1, "version": app.row(1)["version"], "expected": "pass"})
+        "judge": "helpful", "line": 1, "version": app.row(1)["version"], "expected": "pass"})
     assert refused.status == 409 and "fixture-hash-mismatch" in refused.json()["error"]
     assert calibration(recipe).read_bytes() == before
 
@@ -280,6 +280,11 @@ def test_the_page_fits_an_80_column_window(tmp_path: Path, page: Any, apps: list
     open_app(page, app.url)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 660, width  # nothing forces a sideways scroll
+    tool = page.locator(".ix-tool-line")  # one line until it is expanded
+    assert tool.get_attribute("aria-expanded") == "false"
+    assert page.locator(".ix-tool-full").is_hidden()
+    tool.click()
+    assert tool.get_attribute("aria-expanded") == "true"
     folded = page.locator("details.ix-fold")
     assert folded.count() == 1 and "35 lines" in folded.locator("summary").inner_text()
     folded.locator("summary").click()
