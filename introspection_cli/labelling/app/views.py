@@ -85,7 +85,8 @@ def remaining_json(remaining: Sequence[tuple[Item, list[tuple[str, CalibrationLi
     shown = []
     for item, left in remaining[:REMAINING_SHOWN]:
         shown.append({"item": item.key,
-                      "conversation_id": item.identity[0] if item.identity else None,
+                      "conversation_id": (item.identity[0] if item.identity else
+                                          rejected_view(left[0][1])["conversation_id"]),
                       "labels": [{"judge": name, "line": line.number,
                                   "rejected": line.row is None} for name, line in left]})
     return {"unlabelled": sum(line.row is not None for _, left in remaining for _, line in left),
