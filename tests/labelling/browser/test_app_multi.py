@@ -127,8 +127,8 @@ def test_a_gate_miss_is_shown_for_the_judge_it_misses(multi: tuple[Path, LabelAp
     page.keyboard.press("2")  # a split for the judge in focus; it stays in focus
     page.wait_for_function(STATUS, arg="Saved line 1 of helpful: split dev.")
     assert _focus(page) == "helpful"
-    assert [(r["expected"], r["split"]) for r in rows_of(calibration(recipe, "helpful"))][0] \
-        == (None, "dev")
+    first = rows_of(calibration(recipe, "helpful"))[0]
+    assert (first["expected"], first["split"]) == (None, "dev")
     page.keyboard.press("u")
     page.wait_for_function(STATUS, arg="Undone: line 1 of helpful: split dev.")
     assert rows_of(calibration(recipe, "helpful"))[0]["split"] is None

@@ -88,6 +88,30 @@ def test_a_write_needs_its_own_origin_csrf_token_and_json(
     assert accepted.status == 200, accepted.body
 
 
+#: Every endpoint that writes, with a body it would act on.
+WRITES = {"/api/label": {"judge": "helpful", "line": 1, "expected": "pass"},
+          "/api/undo": {}, "/api/gate-misses": {"judge": "helpful", "count": 0}}
+
+
+@pytest.mark.parametrize("path", sorted(WRITES))
+@pytest.mark.parametrize(("cookie", "origin", "csrf"), [
+    (False, "same", "same"), (True, "http://evil.example", "same"), (True, None, "same"),
+    (True, "same", None), (True, "same", "wrong-token")])
+def test_every_write_endpoint_needs_the_token_origin_and_csrf(
+        tmp_path: Path, app: LabelApp, path: str, cookie: bool, origin: str | None,
+        csrf: str | None) -> None:
+    calibration_file = calibration(tmp_path / "r")
+    before = calibration_file.read_bytes()
+    body = dict(WRITES[path])
+    if "line" in body:
+        body["version"] = app.row(1)["version"]
+    refused = app.request("POST", path, body=body, cookie=cookie, origin=origin, csrf=csrf)
+    assert refused.status == 403, refused.body
+    assert b"Refused" in refused.body
+    assert calibration_file.read_bytes() == before
+    assert app.request("POST", path, body=body).status in (200, 409)  # the endpoint is there
+
+
 def test_every_answer_carries_the_csp_and_no_framing(app: LabelApp) -> None:
     for path in ("/", "/api/session", "/assets/app.js", "/nothing-here"):
         answer = app.request("GET", path)
