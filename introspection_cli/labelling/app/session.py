@@ -220,7 +220,8 @@ class LabelSession:
             described = ", ".join(f"{k} {v or 'none'}" for k, v in write.values.items())
             if edit is None:
                 return self._saved(jf, line, f"{_capital(where)} already has {described}.")
-            self._write(jf, _Done(jf.name, f"{where}: {described}", (edit,)))
+            self._write(jf, (edit,))
+            self._undo.append(_Done(jf.name, f"{where}: {described}", (edit,)))
             return self._saved(jf, jf.file.line(write.line), f"Saved {where}: {described}.")
 
     def label_gate_misses(self, judge: str, expected_count: int) -> dict[str, Any]:
@@ -242,10 +243,10 @@ class LabelSession:
             of = f" of {judge}" if len(self._files) > 1 else ""
             left: tuple[int, ...] = ()
             if edits:
-                self._write(jf, _Done(jf.name, f"{len(edits)} gate misses{of}: expected "
-                                      "not_applicable", edits))
+                self._write(jf, edits)
                 left = self._leave_queue(jf, edits)
-                self._undo[-1] = _Done(jf.name, self._undo[-1].what, edits, left)
+                self._undo.append(_Done(jf.name, f"{len(edits)} gate misses{of}: expected "
+                                        "not_applicable", edits, left))
             gone = f"; {len(left)} left the queue" if left else ""
             return {"message": f"Saved: {len(edits)} gate misses{of} labelled not_applicable"
                                f"{gone} (u undoes this).", "lines": [e.line for e in edits],
@@ -287,14 +288,15 @@ class LabelSession:
             first = jf.file.line(min(e.line for e in reverse))
             return {**self._saved(jf, first, f"Undone: {done.what}."), "queue": list(self.queue)}
 
-    def _write(self, jf: JudgeFile, done: _Done) -> None:
+    def _write(self, jf: JudgeFile, edits: Sequence[LineEdit]) -> None:
+        """Write ``edits`` to ``jf``'s file; the caller records what undo needs."""
         if self._closed:
             raise WriteRefused("The server is stopping; nothing was saved.", None)
         try:
-            jf.write(done.edits)
+            jf.write(edits)
         except StaleLinesError:
             jf.reread()
-            number = done.edits[0].line
+            number = edits[0].line
             current = jf.file
             item = self._item_at(jf, current.lines[number - 1]) \
                 if number <= len(current.lines) else None
@@ -302,7 +304,6 @@ class LabelSession:
                                item) from None
         except RowNotWritable as exc:
             raise WriteRefused(f"Nothing was saved: {exc}", None) from None
-        self._undo.append(done)
         self.writes += 1
 
     def _file(self, judge: str) -> JudgeFile:

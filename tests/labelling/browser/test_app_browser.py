@@ -6,11 +6,8 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from introspection_cli.fixture.byterule import plan_edit, write_edits
@@ -25,15 +22,6 @@ from tests.labelling.recipes import (
     rows_of,
     write_recipe,
 )
-
-
-@pytest.fixture
-def apps() -> Iterator[list[LabelApp]]:
-    """Servers a test starts; each is stopped (Ctrl-C) at the end whatever happens."""
-    started: list[LabelApp] = []
-    yield started
-    for app in started:
-        app.kill()
 
 
 def _start(apps: list[LabelApp], recipe: Path, *args: str) -> LabelApp:

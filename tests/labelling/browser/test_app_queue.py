@@ -4,14 +4,12 @@ counts and names the rows still unlabelled (and rejected) instead of always sayi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.labelling.browser.harness import LabelApp
 from tests.labelling.browser.keyboard import SAVED, open_app
+from tests.labelling.browser.test_app_browser import _start
 from tests.labelling.recipes import (
     GATED_JUDGE,
     UNGATED_JUDGE,
@@ -25,20 +23,6 @@ from tests.labelling.recipes import (
 SHOWS_LINE = ("(n) => new RegExp('^Line ' + n + '(?![0-9])')"
               ".test(document.getElementById('row-head').textContent)")
 DONE = "#done:not([hidden])"
-
-
-@pytest.fixture
-def apps() -> Iterator[list[LabelApp]]:
-    started: list[LabelApp] = []
-    yield started
-    for app in started:
-        app.kill()
-
-
-def _start(apps: list[LabelApp], recipe: Path, *args: str) -> LabelApp:
-    app = LabelApp.start(recipe, *args)
-    apps.append(app)
-    return app
 
 
 def _shown_line(page: Any) -> int:
