@@ -259,7 +259,10 @@ def label_command(
 
     Without --set, --from or --to-csv, serves a labelling page on 127.0.0.1 and
     opens it; keys: p pass, f fail, n not_applicable, s skip, arrows move, u undo,
-    1/2/3/0 split train/dev/test/none. Every label is written at once; Ctrl-C stops.
+    1/2/3/0 split train/dev/test/none, i fold the rubric, t tool call details. With
+    several --judge, each conversation is shown once with a label row per judge; the
+    keys act on the judge in focus and Tab / Shift-Tab move it. Every label is
+    written at once, to its judge's file; Ctrl-C stops.
     Only the expected and split values of a row ever change; every other byte of the
     file stays as exported. Exit codes: 0 done; 1 rows or sheet lines could not be
     used (reported); 2 usage error.
