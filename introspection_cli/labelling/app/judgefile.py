@@ -11,11 +11,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from introspection_cli.errors import DataError
 from introspection_cli.evaluation.gate import GateTimeout, evaluate_gate
 from introspection_cli.fixture.byterule import LineEdit, file_identity, write_edits
+from introspection_cli.gcpause import collector_paused
 from introspection_cli.labelling.calibration import (
     CalibrationFile,
     CalibrationLine,
@@ -56,16 +58,20 @@ def identity_of(line: CalibrationLine) -> Identity | None:
 
 
 class JudgeFile:
-    """One judge's calibration file in a session. Not thread-safe: the session locks."""
+    """One judge's calibration file in a session. Not thread-safe: the session locks.
+
+    :attr:`file` is the file as last seen; :meth:`refresh` (once per request) reads it
+    again when another program changed it. Lookups use :attr:`file` as it is.
+    """
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
-        self.file = read_calibration(judge.calibration_path)
+        self.file = _read(judge.calibration_path)
         self._gates: dict[str, GateView] = {}
         self._misses_of: CalibrationFile | None = None
         self._misses: list[int] = []
         self._index_of: CalibrationFile | None = None
-        self._index: dict[Identity, CalibrationLine] = {}
+        self._index: dict[Identity, int] = {}
 
     @property
     def name(self) -> str:
@@ -75,7 +81,7 @@ class JudgeFile:
     def gated(self) -> bool:
         return self.judge.gate is not None
 
-    def current(self) -> CalibrationFile:
+    def refresh(self) -> CalibrationFile:
         """The file as it is now (read again when another program changed it)."""
         try:
             identity = file_identity(self.file.path)
@@ -87,16 +93,28 @@ class JudgeFile:
         return self.file
 
     def reread(self) -> None:
-        self.file = read_calibration(self.file.path)
+        self.file = _read(self.file.path)
 
     def locate(self, identity: Identity) -> CalibrationLine | None:
-        """The trusted line holding this conversation now (its line number may have moved)."""
-        current = self.current()
-        if self._index_of is not current:
-            self._index = {key: line for line in current.lines
-                           if (key := identity_of(line)) is not None}
-            self._index_of = current
-        return self._index.get(identity)
+        """The trusted line holding this conversation (its line number may have moved).
+
+        The index of line numbers outlives this session's own writes (they change
+        only a label or a split, never which line holds what); a line that no
+        longer holds what the index says, or a miss in a file the index was not
+        built from, builds it again.
+        """
+        lines = self.file.lines
+        number = self._index.get(identity)
+        if number is not None and number <= len(lines) and identity_of(lines[number - 1]) \
+                == identity:
+            return lines[number - 1]
+        if self._index_of is self.file:
+            return None
+        self._index = {key: line.number for line in lines
+                       if (key := identity_of(line)) is not None}
+        self._index_of = self.file
+        number = self._index.get(identity)
+        return lines[number - 1] if number is not None else None
 
     def gate(self, line: CalibrationLine) -> GateView | None:
         """The gate's view of a trusted line; None for an ungated judge or a rejected line."""
@@ -116,18 +134,24 @@ class JudgeFile:
         return view
 
     def gate_misses(self) -> list[int]:
-        """Unlabelled trusted rows of the file now whose gate does not match (decided)."""
-        current = self.current()
+        """Unlabelled trusted rows of the file whose gate does not match (decided)."""
         if self.judge.gate is None:
             return []
-        if self._misses_of is not current:  # asked for by every row shown: once per state
-            self._misses = [line.number for line in current.lines
+        if self._misses_of is not self.file:  # asked for by every row shown: once per state
+            self._misses = [line.number for line in self.file.lines
                             if line.row is not None and line.row.expected is None
                             and (view := self.gate(line)) is not None and view.is_miss]
-            self._misses_of = current
+            self._misses_of = self.file
         return list(self._misses)
 
     def write(self, edits: Sequence[LineEdit]) -> None:
         """Write ``edits`` by the byte rule; raises what :func:`write_edits` raises."""
         written = write_edits(self.file.path, edits)
         self.file = after_edits(self.file, written, edits)
+
+
+def _read(path: Path) -> CalibrationFile:
+    # Every row's parsed JSON lives as long as the session: no collector pass over it
+    # finds anything to free (see gcpause), so none walks it again.
+    with collector_paused(freeze=True):
+        return read_calibration(path)

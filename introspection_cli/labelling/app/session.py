@@ -134,15 +134,21 @@ class LabelSession:
             located = jf.locate(item.identity)
             if located is not None:
                 return located
-        current = jf.current()  # rejected from the start, or edited on disk since: as it is
+        current = jf.file  # rejected from the start, or edited on disk since: as it is
         if number <= len(current.lines) and current.lines[number - 1].row is None \
                 and not current.lines[number - 1].is_blank:
             return current.lines[number - 1]
         return None
 
+    def _refresh(self) -> None:
+        """Every file as it is now: once per request, then looked up as it is."""
+        for jf in self.files:
+            jf.refresh()
+
     def overview(self) -> dict[str, Any]:
         """Everything the page needs once: the judges, the queue, notes, progress, what is left."""
         with self._lock:
+            self._refresh()
             summary = self._summary()
             return {
                 "judges": [views.judge_json(jf) for jf in self.files],
@@ -157,6 +163,7 @@ class LabelSession:
             if not 1 <= key <= len(self.items):
                 raise DataError(f"there is no conversation {key} in this session (it has "
                                 f"{len(self.items)})")
+            self._refresh()
             return self._item(self.items[key - 1])
 
     def _item(self, item: Item) -> dict[str, Any]:
@@ -176,7 +183,7 @@ class LabelSession:
     def _summary(self) -> _Summary:
         """Progress per judge and the unlabelled rows of the queue, once per state of the
         files and the queue: every conversation shown asks for them."""
-        files = tuple(jf.current() for jf in self.files)
+        files = tuple(jf.file for jf in self.files)
         if self._summary_of is None or any(
                 now is not then for now, then in zip(files, self._summary_of, strict=True)):
             self._summary_value = self._summarize()
@@ -207,7 +214,8 @@ class LabelSession:
         """Write ``write.values`` to the judge's line, shown to the page as ``write.version``."""
         with self._lock:
             jf = self._file(write.judge)
-            line = jf.current().line(write.line)
+            self._refresh()
+            line = jf.file.line(write.line)
             where = self._where(jf, write.line)
             if row_version(line.text) != write.version:
                 raise WriteRefused(_CHANGED.format(where=_capital(where)),
@@ -232,7 +240,8 @@ class LabelSession:
             jf = self._file(judge)
             if not jf.gated:
                 raise WriteRefused(f"Judge {judge} has no gate.", None)
-            current = jf.current()
+            self._refresh()
+            current = jf.file
             edits = tuple(edit for number in jf.gate_misses()
                           if (edit := plan_edit(number, current.line(number).text,
                                                 {"expected": "not_applicable"})) is not None)
@@ -270,6 +279,7 @@ class LabelSession:
                 raise WriteRefused("Nothing to undo in this session.", None)
             done = self._undo[-1]
             jf = self._files[done.judge]
+            self._refresh()
             reverse = tuple(LineEdit(e.line, e.new, e.old) for e in done.edits)
             if self._closed:
                 raise WriteRefused("The server is stopping; nothing was changed.", None)
