@@ -21,6 +21,10 @@
  *   IntrospectionTranscript.setToolsOpen(root, open)
  *     Expand (or fold) every compact tool call under `root`.
  *
+ *   IntrospectionTranscript.setHighlight(list, [eventIndex...])
+ *     Mark exactly these events of a list render() returned, as `highlight` does
+ *     (nothing else is drawn again: expanded tool calls stay expanded).
+ *
  *   IntrospectionTranscript.text(value) -> Node
  *     Any untrusted text (a string, or anything else as String(value)) for any
  *     element, drawn in bounded time: every page sets untrusted text with this.
@@ -281,6 +285,26 @@
     return li;
   }
 
+  function mark(li) {
+    li.classList.add("ix-gate-match");
+    li.querySelector(".ix-event-head").appendChild(plain("span", "ix-gate-badge",
+      "gate matched"));
+  }
+
+  // Mark exactly `highlight`'s events of a rendered transcript (another judge's gate).
+  function setHighlight(list, highlight) {
+    var wanted = {};
+    (highlight || []).forEach(function (index) { wanted[index] = true; });
+    Array.prototype.forEach.call(list.children, function (li, index) {
+      if (!li.classList.contains("ix-event")) return;
+      var marked = li.classList.contains("ix-gate-match");
+      if (marked === Boolean(wanted[index])) return;
+      if (!marked) { mark(li); return; }
+      li.classList.remove("ix-gate-match");
+      li.querySelector(".ix-gate-badge").remove();
+    });
+  }
+
   function render(events, options) {
     options = options || {};
     var settings = {
@@ -300,11 +324,7 @@
       else if (type === "tool") li = tool(item, event, settings);
       else if (type === "feedback") li = feedback(item, event);
       else li = other(item, event, settings);
-      if (highlight[index]) {
-        li.classList.add("ix-gate-match");
-        li.querySelector(".ix-event-head").appendChild(plain("span", "ix-gate-badge",
-          "gate matched"));
-      }
+      if (highlight[index]) mark(li);
       list.appendChild(li);
     });
     if (!list.children.length) list.appendChild(plain("li", "ix-empty", "No events."));
@@ -312,5 +332,6 @@
   }
 
   window.IntrospectionTranscript = { render: render, text: text, json: json,
-                                     setToolsOpen: setToolsOpen, PIECE: PIECE, FOLD: FOLD };
+                                     setToolsOpen: setToolsOpen, setHighlight: setHighlight,
+                                     PIECE: PIECE, FOLD: FOLD };
 })();

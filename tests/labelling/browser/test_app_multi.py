@@ -82,10 +82,15 @@ def test_one_pass_labels_each_judge_in_its_own_file(multi: tuple[Path, LabelApp]
     assert "line 1" in _row(page, "billing") and "line 2" in _row(page, "helpful")
     assert "gate matches event 1" in _row(page, "billing")
     assert _focus(page) == "billing"
+    assert page.locator(".ix-gate-match").count() == 1  # billing's gate matched event 1
+    page.locator(".ix-tool-line").click()
     page.screenshot(path=str(artifacts / "multi-judge-1280.png"))
+    page.locator("body").click(position={"x": 5, "y": 845})
     page.keyboard.press("p")
     page.wait_for_function(STATUS, arg="Saved line 1 of billing: expected pass.")
     assert _focus(page) == "helpful"  # the next judge without a label; same conversation
+    assert page.locator(".ix-gate-match").count() == 0  # helpful has no gate
+    assert page.locator(".ix-tool-line").get_attribute("aria-expanded") == "true"  # kept
     assert page.evaluate("location.hash") == "#item=1"
     page.keyboard.press("Shift+Tab")
     page.wait_for_function("() => document.activeElement.dataset.index === '0'")

@@ -90,3 +90,19 @@ def test_without_the_option_a_tool_call_is_drawn_as_before(drawn: Any) -> None:
     assert out.locator(".ix-tool-line").count() == 0
     assert out.locator(".ix-field-name").first.inner_text() == "input"
     assert out.locator(".ix-json").first.is_visible()
+
+
+def test_the_marks_move_without_drawing_the_transcript_again(page: Any, drawn: Any) -> None:
+    message = {"type": "message", "role": "user", "text": "refund"}
+    out = drawn([message, REFUND, message], compactTools=True, highlight=[0])
+    out.locator(".ix-tool-line").click()
+    page.evaluate("IntrospectionTranscript.setHighlight("
+                  "document.querySelector('#t .ix-transcript'), [1, 2])")
+    assert [out.locator(".ix-event").nth(i).evaluate(
+        "(li) => li.classList.contains('ix-gate-match')") for i in range(3)] == [
+        False, True, True]
+    assert out.locator(".ix-gate-badge").count() == 2
+    assert out.locator(".ix-tool-line").get_attribute("aria-expanded") == "true"
+    page.evaluate("IntrospectionTranscript.setHighlight("
+                  "document.querySelector('#t .ix-transcript'), [])")
+    assert out.locator(".ix-gate-match, .ix-gate-badge").count() == 0

@@ -134,11 +134,16 @@
   function renderTranscript(item, entry) {
     var matches = entry.gate ? entry.gate.matches : [];
     // Labels never change a conversation's text: draw it again only for another
-    // conversation, another judge's gate matches, or a rejected line (which may change).
-    var key = item.item + ":" + matches.join(",") + ":" +
+    // conversation or a rejected line (which may change); another judge's gate only
+    // moves the marks, so expanded tool calls stay expanded.
+    var key = item.item + ":" +
       (item.events ? "" : item.labels.map(function (e) { return e.version; }).join(","));
     var transcript = $("transcript");
-    if (key === state.highlight && transcript.firstChild) return;  // the same drawing
+    var list = transcript.querySelector(".ix-transcript");
+    if (key === state.highlight && list) {
+      window.IntrospectionTranscript.setHighlight(list, matches);
+      return;
+    }
     state.highlight = key;
     view.clear(transcript);
     if (item.events) {
