@@ -32,7 +32,7 @@ def test_the_first_load_trades_the_token_for_a_strict_cookie(app: LabelApp) -> N
 
 
 @pytest.mark.parametrize("path", ["/", "/api/session", "/api/item/1", "/assets/app.js",
-                                  "/assets/transcript.js"])
+                                  "/assets/view.js", "/assets/transcript.js"])
 def test_every_request_needs_the_session_token(app: LabelApp, path: str) -> None:
     assert app.request("GET", path).status == 200
     refused = app.request("GET", path, cookie=False)
