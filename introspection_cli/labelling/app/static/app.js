@@ -261,6 +261,7 @@
         return undefined;
       }
       status(answer.data.message, true);
+      if (!answer.data.item) return undefined;  // a line the session did not start with
       renderItem(answer.data.item);
       if (values.expected === undefined) return undefined;
       var next = nextUnlabelled(answer.data.item, state.focus);
