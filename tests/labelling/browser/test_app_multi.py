@@ -170,6 +170,13 @@ def test_a_conversation_a_file_lacks_or_holds_with_other_text(multi: tuple[Path,
     page.wait_for_function(STATUS, arg="Saved line 4 of helpful: expected fail.")
     assert rows_of(calibration(recipe, "helpful"))[3]["expected"] == "fail"
     assert rows_of(calibration(recipe, "billing"))[2]["expected"] is None
+    page.wait_for_selector("#done:not([hidden])")  # the last conversation: the end
+    done = page.locator("#done").inner_text()
+    assert done.startswith("End of the queue: billing 0 of 3, helpful 1 of 4 labelled. "
+                           "6 row(s) still unlabelled:")
+    for left in ("c1: billing line 1, helpful line 2", "c2: billing line 2, helpful line 1",
+                 "c5: billing line 3", "c4: helpful line 3"):
+        assert left in done, left
 
 
 def test_the_gate_miss_action_of_one_judge_keeps_what_another_must_label(

@@ -91,7 +91,7 @@ def test_the_end_of_the_queue_counts_and_names_what_is_left(tmp_path: Path, page
     done = page.locator(DONE).inner_text()
     assert done.startswith("End of the queue: 3 of 4 labelled. 1 row(s) still unlabelled, "
                            "1 rejected (read-only here; introspection check says why):")
-    assert "line 2 (c2)" in done and "line 4 (rejected) (c_bad)" in done
+    assert "line 2 (c2)" in done and "line 4 (c_bad, rejected)" in done
     assert "Next:" not in done
     page.screenshot(path=str(artifacts / "end-of-queue-left.png"))
     page.locator(".remaining-go", has_text="line 2").click()  # goes to the row

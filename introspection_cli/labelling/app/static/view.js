@@ -228,9 +228,17 @@
     yes.focus();
   }
 
-  function remainingName(entry, several) {
-    var what = several ? entry.judge + " line " + entry.line : "line " + entry.line;
-    return what + (entry.rejected ? " (rejected)" : "");
+  // "line 3 (conv_a)", "line 4 (conv_b, rejected)"; with several judges
+  // "conv_a: billing line 3, helpful line 7 (rejected)".
+  function remainingName(item, several) {
+    var id = item.conversation_id || "conversation " + item.item;
+    if (!several) {
+      var entry = item.labels[0];
+      return "line " + entry.line + " (" + id + (entry.rejected ? ", rejected)" : ")");
+    }
+    return id + ": " + item.labels.map(function (entry) {
+      return entry.judge + " line " + entry.line + (entry.rejected ? " (rejected)" : "");
+    }).join(", ");
   }
 
   // The end of the queue: what is labelled and, when something is not, which rows.
@@ -252,10 +260,7 @@
     done.appendChild(el("p", null, "End of the queue: " + progress + ". " + counts + ":"));
     var list = el("ul", "remaining");
     remaining.items.forEach(function (item) {
-      var names = item.labels.map(function (entry) { return remainingName(entry, several); });
-      var go = button((several ? (item.conversation_id || "conversation " + item.item) +
-        ": " : "") + names.join(", ") + (!several && item.conversation_id ?
-        " (" + item.conversation_id + ")" : ""));
+      var go = button(remainingName(item, several));
       go.className = "remaining-go";
       go.addEventListener("click", function () { onGo(item.item); });
       var li = el("li");
