@@ -225,10 +225,10 @@ def split_command(
 def label_command(
     recipe: Annotated[Path, typer.Argument(
         help=_RECIPE_HELP + " Default: the current directory.")] = Path("."),
-    judge: Annotated[str | None, typer.Option(
+    judge: Annotated[list[str] | None, typer.Option(
         "--judge", metavar="NAME",
-        help="The judge whose rows to label. Default: the only judge with a calibration "
-             "file.")] = None,
+        help="The judge whose rows to label; repeat it to label several judges in one pass "
+             "(browser app only). Default: the only judge with a calibration file.")] = None,
     set_: Annotated[list[str] | None, typer.Option(
         "--set", metavar="LINE=LABEL[:SPLIT]",
         help="Label one row without a browser, e.g. 12=pass or 12=fail:dev (repeatable; "
@@ -260,7 +260,10 @@ def label_command(
 
     Without --set, --from or --to-csv, serves a labelling page on 127.0.0.1 and
     opens it; keys: p pass, f fail, n not_applicable, s skip, arrows move, u undo,
-    1/2/3/0 split train/dev/test/none. Every label is written at once; Ctrl-C stops.
+    1/2/3/0 split train/dev/test/none, i fold the rubric, t tool call details. With
+    several --judge, each conversation is shown once with a label row per judge; the
+    keys act on the judge in focus and Tab / Shift-Tab move it. Every label is
+    written at once, to its judge's file; Ctrl-C stops.
     Only the expected and split values of a row ever change; every other byte of the
     file stays as exported. Exit codes: 0 done; 1 rows or sheet lines could not be
     used (reported); 2 usage error.
@@ -268,7 +271,7 @@ def label_command(
     from introspection_cli.labelling.commands import LabelRequest, run_label
 
     _finish(run_label(LabelRequest(
-        recipe=recipe, judge=judge, assignments=tuple(set_ or ()), from_csv=from_csv,
+        recipe=recipe, judges=tuple(judge or ()), assignments=tuple(set_ or ()), from_csv=from_csv,
         overwrite=overwrite, to_csv=to_csv, review=review, all_rows=all_rows, port=port,
         open_browser=not no_open), say=_say))
 

@@ -16,7 +16,7 @@ class LabelRequest:
     """The options of ``judges label``."""
 
     recipe: Path
-    judge: str | None = None
+    judges: tuple[str, ...] = ()
     assignments: tuple[str, ...] = ()
     from_csv: Path | None = None
     overwrite: bool = False
@@ -54,11 +54,14 @@ def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResul
         raise UsageError("--review and --all choose different queues; pass one of them")
     if not modes:
         return _run_app(request, say)
+    if len(set(request.judges)) > 1:
+        raise UsageError(f"{modes[0]} works on one judge's file; pass one --judge (several "
+                         "--judge label them together in the browser app only)")
     if request.assignments:  # parse before loading anything: a typo is a quick usage error
         from introspection_cli.labelling.setlabels import parse_assignment, run_set
 
         assignments = [parse_assignment(text) for text in request.assignments]
-    judge, notes = single_judge(request.recipe, request.judge)
+    judge, notes = single_judge(request.recipe, request.judges[0] if request.judges else None)
     if request.to_csv is None:  # every other mode writes the file: refuse one it cannot
         writable_target(judge.calibration_path)
     if request.assignments:
@@ -79,11 +82,12 @@ def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResul
 
 def _run_app(request: LabelRequest, say: Callable[[str], None]) -> CommandResult:
     from introspection_cli.labelling.app.run import AppOptions, run_app
-    from introspection_cli.labelling.recipe import single_judge
+    from introspection_cli.labelling.recipe import label_judges
 
-    judge, notes = single_judge(request.recipe, request.judge)
-    writable_target(judge.calibration_path)  # before serving a page that could not save
+    judges, notes = label_judges(request.recipe, request.judges)
+    for judge in judges:  # before serving a page that could not save
+        writable_target(judge.calibration_path)
     for note in notes:
         say(note)
-    return run_app(judge, AppOptions(review=request.review, all_rows=request.all_rows,
+    return run_app(judges, AppOptions(review=request.review, all_rows=request.all_rows,
                                      port=request.port, open_browser=request.open_browser), say)

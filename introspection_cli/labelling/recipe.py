@@ -30,10 +30,26 @@ def load_labelling_recipe(path: Path, names: Sequence[str]) -> tuple[list[Judge]
 
 def single_judge(path: Path, name: str | None) -> tuple[Judge, list[str]]:
     """The one judge ``judges label`` works on: ``name``, or the only judge with rows."""
+    judges, notes = label_judges(path, [name] if name else [])
+    return judges[0], notes
+
+
+def label_judges(path: Path, names: Sequence[str]) -> tuple[list[Judge], list[str]]:
+    """The judges ``judges label`` works on: those named (each once), or the only judge
+    with rows. Two judges whose calibration files are one file are refused: a label
+    for one would be a label for the other."""
     from introspection_cli.errors import UsageError
 
-    judges, notes = load_labelling_recipe(path, [name] if name else [])
-    if len(judges) > 1:
+    judges, notes = load_labelling_recipe(path, names)
+    if not names and len(judges) > 1:
         raise UsageError(f"{path} has {len(judges)} judges with calibration files ("
-                         f"{', '.join(j.name for j in judges)}); choose one with --judge NAME")
-    return judges[0], notes
+                         f"{', '.join(j.name for j in judges)}); choose one with --judge NAME, "
+                         "or several with --judge A --judge B to label them in one pass")
+    seen: dict[Path, Judge] = {}
+    for judge in judges:
+        real = judge.calibration_path.resolve()
+        if real in seen:
+            raise UsageError(f"judges {seen[real].name} and {judge.name} share one calibration "
+                             f"file ({real}); label them one at a time")
+        seen[real] = judge
+    return judges, notes

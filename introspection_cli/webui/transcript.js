@@ -8,7 +8,22 @@
  *     events   the row's judge_input.events, as parsed JSON
  *     options  {highlight: [eventIndex...]  events to mark as gate matches (0-based),
  *               foldChars: 400              JSON longer than this starts folded,
- *               foldLines: 12}              ... or with more lines than this
+ *               foldLines: 12,              ... or with more lines than this
+ *               compactTools: false,        each tool call as one line (below)
+ *               toolsOpen: false}           ... drawn expanded
+ *
+ *     With compactTools a tool call is one line, a button (aria-expanded) showing
+ *     its name, input, status and output, each cut short:
+ *       lookup_invoice(invoice_id="INV-2291") -> ok {"amount":49.5,...}
+ *     Pressing it shows (and hides) the input and output as indented JSON, as
+ *     without the option; both are drawn at once, the full view hidden.
+ *
+ *   IntrospectionTranscript.setToolsOpen(root, open)
+ *     Expand (or fold) every compact tool call under `root`.
+ *
+ *   IntrospectionTranscript.setHighlight(list, [eventIndex...])
+ *     Mark exactly these events of a list render() returned, as `highlight` does
+ *     (nothing else is drawn again: expanded tool calls stay expanded).
  *
  *   IntrospectionTranscript.text(value) -> Node
  *     Any untrusted text (a string, or anything else as String(value)) for any
@@ -37,6 +52,10 @@
   var ROLES = { user: "User", assistant: "Assistant", system: "System" };
   var PIECE = 1024;
   var FOLD = 65536;
+  // A compact tool line shows at most this many characters of the input and the output.
+  var SHORT_INPUT = 100;
+  var SHORT_OUTPUT = 120;
+  var toolCount = 0;
   var BIDI = /[\u202A-\u202E\u2066-\u2069]/g;
   // Other controls (C0, C1; not tab, LF, CR) are dropped, as the text reports drop them.
   var CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
@@ -170,7 +189,71 @@
     return li;
   }
 
+  // `string` cut to `limit` characters with an ellipsis (never inside a surrogate pair).
+  function short(string, limit) {
+    if (string.length <= limit) return string;
+    var cut = limit - 1;
+    var code = string.charCodeAt(cut - 1);
+    if (code >= 0xD800 && code <= 0xDBFF) cut -= 1;
+    return string.slice(0, cut) + "\u2026";
+  }
+
+  function compactJson(value) {
+    return value === undefined ? "(missing)" : JSON.stringify(value);
+  }
+
+  // The input as call arguments: name="value" for an object, else its JSON.
+  function callArguments(input) {
+    if (input && typeof input === "object" && !Array.isArray(input)) {
+      return Object.keys(input).map(function (key) {
+        return key + "=" + compactJson(input[key]);
+      }).join(", ");
+    }
+    return input === undefined ? "" : compactJson(input);
+  }
+
+  function setOpen(button, open) {
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    button.closest(".ix-tool").querySelector(".ix-tool-full").hidden = !open;
+  }
+
+  function compactTool(item, event, options) {
+    var li = el("li", "ix-event ix-tool ix-tool-compact");
+    var status = asText(event.status);
+    var header = el("div", "ix-event-head");
+    header.appendChild(plain("span", "ix-number", String(item.index + 1)));
+    var line = plain("button", "ix-tool-line", "");
+    line.type = "button";
+    line.title = "Show or hide this tool call's input and output in full";
+    line.appendChild(el("code", "ix-tool-name", short(asText(event.name), SHORT_INPUT)));
+    line.appendChild(el("code", "ix-tool-args", "(" + short(callArguments(event.input),
+      SHORT_INPUT) + ")"));
+    line.appendChild(plain("span", "ix-arrow", " \u2192 "));
+    line.appendChild(el("span", "ix-status ix-status-" + (status === "error" ? "error" : "ok"),
+      short(status, 20)));
+    line.appendChild(document.createTextNode(" "));
+    line.appendChild(el("code", "ix-tool-out", short(compactJson(event.output), SHORT_OUTPUT)));
+    header.appendChild(line);
+    li.appendChild(header);
+    var full = el("div", "ix-tool-full");
+    full.id = "ix-tool-" + (++toolCount);
+    full.appendChild(jsonBlock("input", event.input, options));
+    full.appendChild(jsonBlock("output", event.output, options));
+    li.appendChild(full);
+    line.setAttribute("aria-controls", full.id);
+    setOpen(line, options.toolsOpen);
+    line.addEventListener("click", function () {
+      setOpen(line, line.getAttribute("aria-expanded") !== "true");
+    });
+    return li;
+  }
+
+  function setToolsOpen(root, open) {
+    root.querySelectorAll(".ix-tool-line").forEach(function (line) { setOpen(line, open); });
+  }
+
   function tool(item, event, options) {
+    if (options.compactTools) return compactTool(item, event, options);
     var li = el("li", "ix-event ix-tool");
     var status = asText(event.status);
     var header = head(item, "tool", "Tool call");
@@ -202,11 +285,33 @@
     return li;
   }
 
+  function mark(li) {
+    li.classList.add("ix-gate-match");
+    li.querySelector(".ix-event-head").appendChild(plain("span", "ix-gate-badge",
+      "gate matched"));
+  }
+
+  // Mark exactly `highlight`'s events of a rendered transcript (another judge's gate).
+  function setHighlight(list, highlight) {
+    var wanted = {};
+    (highlight || []).forEach(function (index) { wanted[index] = true; });
+    Array.prototype.forEach.call(list.children, function (li, index) {
+      if (!li.classList.contains("ix-event")) return;
+      var marked = li.classList.contains("ix-gate-match");
+      if (marked === Boolean(wanted[index])) return;
+      if (!marked) { mark(li); return; }
+      li.classList.remove("ix-gate-match");
+      li.querySelector(".ix-gate-badge").remove();
+    });
+  }
+
   function render(events, options) {
     options = options || {};
     var settings = {
       foldChars: options.foldChars || 400,
       foldLines: options.foldLines || 12,
+      compactTools: Boolean(options.compactTools),
+      toolsOpen: Boolean(options.toolsOpen),
     };
     var highlight = {};
     (options.highlight || []).forEach(function (index) { highlight[index] = true; });
@@ -219,11 +324,7 @@
       else if (type === "tool") li = tool(item, event, settings);
       else if (type === "feedback") li = feedback(item, event);
       else li = other(item, event, settings);
-      if (highlight[index]) {
-        li.classList.add("ix-gate-match");
-        li.querySelector(".ix-event-head").appendChild(plain("span", "ix-gate-badge",
-          "gate matched"));
-      }
+      if (highlight[index]) mark(li);
       list.appendChild(li);
     });
     if (!list.children.length) list.appendChild(plain("li", "ix-empty", "No events."));
@@ -231,5 +332,6 @@
   }
 
   window.IntrospectionTranscript = { render: render, text: text, json: json,
+                                     setToolsOpen: setToolsOpen, setHighlight: setHighlight,
                                      PIECE: PIECE, FOLD: FOLD };
 })();

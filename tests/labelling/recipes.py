@@ -56,3 +56,20 @@ def calibration(root: Path, name: str | None = None) -> Path:
 
 def rows_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+#: A refund conversation of five events: a question, two tool calls, the answer, feedback.
+REFUND_CONVERSATION: list[dict[str, Any]] = [
+    {"type": "message", "role": "user",
+     "text": "Hi, I was charged twice for invoice INV-2291. Can I get a refund?"},
+    {"type": "tool", "name": "lookup_invoice", "input": {"invoice_id": "INV-2291"},
+     "output": {"amount": 49.5, "charges": 2, "status": "paid", "customer": "cus_8812",
+                "currency": "EUR"}, "status": "ok"},
+    {"type": "tool", "name": "issue_refund",
+     "input": {"invoice_id": "INV-2291", "amount": 49.5, "reason": "duplicate charge"},
+     "output": {"refund_id": "RF-118", "state": "pending", "eta_days": 7}, "status": "ok"},
+    {"type": "message", "role": "assistant",
+     "text": "I see two charges of €49.50 on INV-2291. I've opened refund request RF-118 for "
+             "the duplicate; you'll see it within 5–7 business days."},
+    {"type": "feedback", "rating": "positive", "comment": "quick and clear"},
+]

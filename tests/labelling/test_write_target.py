@@ -172,8 +172,8 @@ def test_a_file_made_read_only_during_a_session_is_refused_on_write(tmp_path: Pa
     try:
         version = app.row(1)["version"]
         path.chmod(0o444)
-        answer = app.request("POST", "/api/label",
-                             body={"line": 1, "version": version, "expected": "pass"})
+        answer = app.request("POST", "/api/label", body={
+            "judge": "helpful", "line": 1, "version": version, "expected": "pass"})
     finally:
         app.stop()
     assert answer.status == 400, answer.body

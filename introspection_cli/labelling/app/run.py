@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -21,20 +21,27 @@ class AppOptions:
     open_browser: bool = True
 
 
-def run_app(judge: Judge, options: AppOptions, say: Callable[[str], None]) -> CommandResult:
-    """Serve the app for ``judge``; ``say`` prints a line at once (the address, then notes).
+def run_app(judges: Sequence[Judge], options: AppOptions,
+            say: Callable[[str], None]) -> CommandResult:
+    """Serve the app for ``judges`` (one or several labelled in one pass); ``say`` prints a
+    line at once (the address, then notes).
 
     Returns when the user presses Ctrl-C; every label was written when it was
     made, so stopping loses nothing.
     """
     from introspection_cli.labelling.app.server import LabelServer
 
-    session = _session(judge, options)
+    session = _session(judges, options)
     server = LabelServer(session, options.port)
     queue = len(session.queue)
-    say(f"Labelling judge {judge.name}: {queue} row(s) in the queue "
-        f"({_describe(session.mode)}), from {judge.calibration_path}")
-    for note in session.review.notes if session.review else []:
+    files = ", ".join(str(judge.calibration_path) for judge in judges)
+    if len(judges) == 1:
+        say(f"Labelling judge {judges[0].name}: {queue} row(s) in the queue "
+            f"({_describe(session.mode)}), from {files}")
+    else:
+        say(f"Labelling judges {', '.join(judge.name for judge in judges)} in one pass: "
+            f"{queue} conversation(s) in the queue ({_describe(session.mode)}), from {files}")
+    for note in session.notes:
         say(f"note: {note}")
     say(f"Open {server.url}")
     say("Every label is saved as you make it. Press Ctrl-C here to stop.")
@@ -56,23 +63,24 @@ def run_app(judge: Judge, options: AppOptions, say: Callable[[str], None]) -> Co
         server.server_close()
         session.close()  # a write in progress finishes; no new one starts
     return CommandResult(stdout=f"Stopped. {session.writes} write(s) this session, each saved "
-                                f"to {judge.calibration_path} when it was made.\n")
+                                f"to {files} when it was made.\n")
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _session(judge: Judge, options: AppOptions) -> LabelSession:
+def _session(judges: Sequence[Judge], options: AppOptions) -> LabelSession:
     mode: QueueMode = "review" if options.review else "all" if options.all_rows else "unlabelled"
-    review = None
+    reviews = {}
     if options.review is not None:
         from introspection_cli.labelling.app.review import build_review, load_report_rows
         from introspection_cli.labelling.calibration import read_calibration
 
-        rows = load_report_rows(options.review, judge.name)
-        review = build_review(rows, read_calibration(judge.calibration_path))
-    return LabelSession(judge, mode, review)
+        for judge in judges:
+            rows = load_report_rows(options.review, judge.name)
+            reviews[judge.name] = build_review(rows, read_calibration(judge.calibration_path))
+    return LabelSession(judges, mode, reviews)
 
 
 def _describe(mode: QueueMode) -> str:

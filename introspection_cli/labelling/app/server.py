@@ -38,7 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from introspection_cli import webui
 from introspection_cli.errors import DataError, UsageError
-from introspection_cli.labelling.app.session import LabelSession, WriteRefused
+from introspection_cli.labelling.app.session import LabelSession, LabelWrite, WriteRefused
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -53,7 +53,7 @@ _SECURITY_HEADERS = {
 }
 _BODY_LIMIT = 64 * 1024
 _METHODS = ("GET", "POST")
-_ROW_PATH = re.compile(r"/api/row/([0-9]{1,9})")
+_ITEM_PATH = re.compile(r"/api/item/([0-9]{1,9})")
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
           ".css": "text/css; charset=utf-8"}
 
@@ -62,7 +62,7 @@ def _assets() -> dict[str, tuple[bytes, str]]:
     """URL path -> (bytes, content type) of every file the page loads, read once."""
     static = resources.files("introspection_cli.labelling.app").joinpath("static")
     files: dict[str, tuple[bytes, str]] = {}
-    for name in ("index.html", "app.js", "app.css"):
+    for name in ("index.html", "app.js", "view.js", "app.css"):
         files["/" if name == "index.html" else f"/assets/{name}"] = (
             static.joinpath(name).read_bytes(), _TYPES["." + name.rsplit(".", 1)[1]])
     for name in (webui.TRANSCRIPT_JS, webui.TRANSCRIPT_CSS):
@@ -196,9 +196,9 @@ class _Handler(BaseHTTPRequestHandler):
         session = self.server.session
         if path == "/api/session":
             return self._api(lambda: {**session.overview(), "csrf": self.server.csrf})
-        match = _ROW_PATH.fullmatch(path)
+        match = _ITEM_PATH.fullmatch(path)
         if match:
-            return self._api(lambda: session.row(int(match.group(1))))
+            return self._api(lambda: session.item(int(match.group(1))))
         self._text(404, "Not found.")
 
     def _write(self, path: str) -> None:
@@ -213,10 +213,10 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         session = self.server.session
         actions: dict[str, Callable[[], dict[str, Any]]] = {
-            "/api/label": lambda: session.label(_int(body, "line"), _str(body, "version"),
-                                                _values(body)),
+            "/api/label": lambda: session.label(_label_write(body)),
             "/api/undo": session.undo,
-            "/api/gate-misses": lambda: session.label_gate_misses(_int(body, "count")),
+            "/api/gate-misses": lambda: session.label_gate_misses(_str(body, "judge"),
+                                                                  _int(body, "count")),
         }
         action = actions.get(path)
         if action is None:
@@ -247,9 +247,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             payload, status = action(), 200
         except WriteRefused as exc:
-            payload, status = {"error": exc.message, "row": exc.row}, 409
+            payload, status = {"error": exc.message, "item": exc.item}, 409
         except (DataError, UsageError, ValueError) as exc:
-            payload, status = {"error": str(exc), "row": None}, 400
+            payload, status = {"error": str(exc), "item": None}, 400
         self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"),
                    "application/json; charset=utf-8")
 
@@ -280,6 +280,11 @@ def _str(body: dict[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{key} must be a string")
     return value
+
+
+def _label_write(body: dict[str, Any]) -> LabelWrite:
+    return LabelWrite(_str(body, "judge"), _int(body, "line"), _str(body, "version"),
+                      _values(body))
 
 
 def _values(body: dict[str, Any]) -> dict[str, str | None]:

@@ -1,80 +1,105 @@
-"""One labelling session: the queue, each row as the page shows it, writes and undo.
+"""One labelling session: the queue of conversations, each as the page shows it, writes, undo.
 
-No HTTP here: :mod:`.server` turns requests into these calls. Every write goes
+No HTTP here: :mod:`.server` turns requests into these calls. A session labels
+one judge or several: each conversation (:mod:`.items`) is shown once with a
+label row per judge, and every write goes to that judge's calibration file
 through the byte rule (:func:`~introspection_cli.fixture.byterule.write_edits`)
 at once, under the session's lock; a refused write (the line changed on disk)
-raises :class:`WriteRefused` carrying the row as it is now.
+raises :class:`WriteRefused` carrying the conversation as it is now.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from introspection_cli.errors import DataError
-from introspection_cli.evaluation.gate import GateTimeout, evaluate_gate
 from introspection_cli.fixture.byterule import (
     LineEdit,
     RowNotWritable,
     StaleLinesError,
     plan_edit,
-    write_edits,
 )
+from introspection_cli.labelling.app import views
+from introspection_cli.labelling.app.items import Item, match_items
+from introspection_cli.labelling.app.judgefile import JudgeFile, identity_of, row_version
 from introspection_cli.labelling.app.review import Review
-from introspection_cli.labelling.calibration import (
-    CalibrationFile,
-    CalibrationLine,
-    after_edits,
-    read_calibration,
-)
+from introspection_cli.labelling.calibration import CalibrationLine
 from introspection_cli.recipe.model import Judge
 
 QueueMode = Literal["unlabelled", "all", "review"]
-#: A rejected line is shown as raw text up to this many characters.
-_RAW_LIMIT = 20_000
 
 
 class WriteRefused(Exception):
-    """A write was not made; ``row`` is the row as it is on disk now."""
+    """A write was not made; ``item`` is the conversation as it is on disk now."""
 
-    def __init__(self, message: str, row: dict[str, Any] | None) -> None:
+    def __init__(self, message: str, item: dict[str, Any] | None) -> None:
         super().__init__(message)
         self.message = message
-        self.row = row
+        self.item = item
 
 
 @dataclass(frozen=True, slots=True)
-class _GateView:
-    applies: bool
-    matches: tuple[int, ...]
-    error: str | None
+class LabelWrite:
+    """One write the page asks for: ``values`` (expected and/or split) on a judge's line,
+    which the page showed as ``version``. (A rater and a note per label belong here.)"""
+
+    judge: str
+    line: int
+    version: str
+    values: Mapping[str, str | None]
 
 
-def row_version(text: bytes) -> str:
-    """Names one state of a line; a write must name the state the page showed."""
-    return hashlib.sha256(text).hexdigest()[:32]
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """A write of this session, as undo needs it."""
+
+    judge: str
+    what: str
+    edits: tuple[LineEdit, ...]
+    left_queue: tuple[int, ...] = ()  # the items the write took out of the queue
+
+
+@dataclass(slots=True)
+class _Summary:
+    progress: dict[str, dict[str, int]] = field(default_factory=dict)
+    remaining: list[tuple[Item, list[tuple[str, CalibrationLine]]]] = field(default_factory=list)
 
 
 class LabelSession:
     """The state behind the page. Thread-safe: every method takes the session's lock."""
 
-    def __init__(self, judge: Judge, mode: QueueMode, review: Review | None = None) -> None:
-        self.judge = judge
+    def __init__(self, judges: Sequence[Judge], mode: QueueMode,
+                 reviews: Mapping[str, Review] | None = None) -> None:
         self.mode = mode
-        self.review = review
+        self.reviews = dict(reviews or {})
         self.writes = 0
         self._lock = threading.RLock()
         self._closed = False
-        self._summary_of: CalibrationFile | None = None
-        self._summary_value: tuple[dict[str, int], list[int] | None] = ({}, None)
-        self._file = read_calibration(judge.calibration_path)
-        self._undo: list[tuple[str, list[LineEdit]]] = []
-        self._gates: dict[str, _GateView] = {}
-        self.queue = self._initial_queue()
+        self._files = {judge.name: JudgeFile(judge) for judge in judges}
+        self.items = match_items([(name, jf.file) for name, jf in self._files.items()])
+        self._key_of = {(name, number): item.key for item in self.items
+                        for name, number in item.lines.items()}
+        self._key_of_identity = {item.identity: item.key for item in self.items
+                                 if item.identity is not None}
+        self._undo: list[_Done] = []
+        self._summary_of: tuple[object, ...] | None = None  # the files it was worked out for
+        self._summary_value = _Summary()
+        self.queue: list[int] = []
+        self._set_queue(self._initial_queue())
+
+    @property
+    def files(self) -> list[JudgeFile]:
+        """One per judge, in the order the judges were named."""
+        return list(self._files.values())
+
+    @property
+    def notes(self) -> list[str]:
+        several = len(self._files) > 1
+        return [f"judge {name}: {note}" if several else note
+                for name, review in self.reviews.items() for note in review.notes]
 
     def close(self) -> None:
         """Wait for a write in progress (every write holds the session lock); refuse new ones."""
@@ -85,217 +110,238 @@ class LabelSession:
 
     def _initial_queue(self) -> list[int]:
         if self.mode == "review":
-            return list(self.review.lines) if self.review else []
-        return [line.number for line in self._file.lines if not line.is_blank
-                and (self.mode == "all" or line.row is None or line.row.expected is None)]
+            return [item.key for item in self.items
+                    if any(number in self.reviews[name].lines
+                           for name, number in item.lines.items() if name in self.reviews)]
+        if self.mode == "all":
+            return [item.key for item in self.items]
+        return [item.key for item in self.items if self._needs_work(item)]
 
-    def _current(self) -> CalibrationFile:
-        """The file as it is now (read again when another program changed it)."""
-        from introspection_cli.fixture.byterule import file_identity
+    def _needs_work(self, item: Item) -> bool:
+        """Some judge's row of it is unlabelled (or rejected: shown, read-only)."""
+        for jf in self.files:
+            line = self._line_of(jf, item)
+            if line is not None and (line.row is None or line.row.expected is None):
+                return True
+        return False
 
-        try:
-            identity = file_identity(self._file.path)
-        except OSError as exc:
-            raise DataError(f"{self._file.path} cannot be read ({exc.strerror}); was it moved?"
-                            ) from None
-        if identity != self._file.identity:
-            self._file = read_calibration(self._file.path)
-        return self._file
+    def _line_of(self, jf: JudgeFile, item: Item) -> CalibrationLine | None:
+        """The line holding ``item`` in ``jf``'s file now; None when the file lacks it."""
+        number = item.lines.get(jf.name)
+        if number is None:
+            return None
+        if item.identity is not None:
+            located = jf.locate(item.identity)
+            if located is not None:
+                return located
+        current = jf.file  # rejected from the start, or edited on disk since: as it is
+        if number <= len(current.lines) and current.lines[number - 1].row is None \
+                and not current.lines[number - 1].is_blank:
+            return current.lines[number - 1]
+        return None
+
+    def _refresh(self) -> None:
+        """Every file as it is now: once per request, then looked up as it is."""
+        for jf in self.files:
+            jf.refresh()
 
     def overview(self) -> dict[str, Any]:
-        """Everything the page needs once: the judge, the queue, notes, progress."""
+        """Everything the page needs once: the judges, the queue, notes, progress, what is left."""
         with self._lock:
-            current = self._current()
+            self._refresh()
+            summary = self._summary()
             return {
-                "judge": {"name": self.judge.name, "description": self.judge.description,
-                          "instructions": self.judge.instructions,
-                          "gated": self.judge.gate is not None},
-                "mode": self.mode, "queue": self.queue, "path": str(current.path),
-                "notes": list(self.review.notes) if self.review else [],
-                "progress": self._progress(current),
-                "gate_misses": (len(self._gate_misses(current))
-                                if self.judge.gate is not None else None),
+                "judges": [views.judge_json(jf) for jf in self.files],
+                "mode": self.mode, "queue": list(self.queue), "notes": self.notes,
+                "progress": summary.progress, "gate_misses": self._gate_misses(),
+                "remaining": views.remaining_json(summary.remaining),
             }
 
-    def _progress(self, current: CalibrationFile) -> dict[str, int]:
-        return dict(self._summary(current)[0])
+    def item(self, key: int) -> dict[str, Any]:
+        """Conversation ``key`` (1-based) as the page shows it."""
+        with self._lock:
+            if not 1 <= key <= len(self.items):
+                raise DataError(f"there is no conversation {key} in this session (it has "
+                                f"{len(self.items)})")
+            self._refresh()
+            return self._item(self.items[key - 1])
 
-    def _summary(self, current: CalibrationFile) -> tuple[dict[str, int], list[int] | None]:
-        """(progress, gate misses) of ``current``, worked out once per state of the file:
-        every row shown asks for them, and a large file has many lines."""
-        if self._summary_of is not current:
-            rows = [current.lines[n - 1].row for n in self.queue if n <= len(current.lines)]
-            trusted = [row for row in rows if row is not None]
-            progress = {"labelled": sum(row.expected is not None for row in trusted),
-                        "total": len(trusted)}
-            misses = self._find_gate_misses(current) if self.judge.gate is not None else None
-            self._summary_of, self._summary_value = current, (progress, misses)
+    def _item(self, item: Item) -> dict[str, Any]:
+        lines = {jf.name: self._line_of(jf, item) for jf in self.files}
+        labels = [views.label_json(jf, item, lines[jf.name], self.reviews.get(jf.name))
+                  for jf in self.files]
+        return {"item": item.key, **views.conversation_json(lines.values()), "labels": labels,
+                "progress": self._summary().progress, "gate_misses": self._gate_misses()}
+
+    def _gate_misses(self) -> dict[str, int | None]:
+        return {jf.name: len(jf.gate_misses()) if jf.gated else None for jf in self.files}
+
+    def _set_queue(self, keys: list[int]) -> None:
+        self.queue = keys
+        self._summary_of = None
+
+    def _summary(self) -> _Summary:
+        """Progress per judge and the unlabelled rows of the queue, once per state of the
+        files and the queue: every conversation shown asks for them."""
+        files = tuple(jf.file for jf in self.files)
+        if self._summary_of is None or any(
+                now is not then for now, then in zip(files, self._summary_of, strict=True)):
+            self._summary_value = self._summarize()
+            self._summary_of = files
         return self._summary_value
 
-    def row(self, number: int) -> dict[str, Any]:
-        """Line ``number`` as the page shows it."""
-        with self._lock:
-            return self._row(self._current(), number)
-
-    def _row(self, current: CalibrationFile, number: int) -> dict[str, Any]:
-        line = current.line(number)
-        payload: dict[str, Any] = {
-            "line": number, "version": row_version(line.text),
-            "writable": line.row is not None,
-            "rejections": [{"code": r.code, "message": r.message} for r in line.blocking],
-            "progress": self._progress(current),
-            "gate_misses": (len(self._gate_misses(current))
-                            if self.judge.gate is not None else None),
-            "review": (self.review.rows[number].as_json()
-                       if self.review and number in self.review.rows else None),
-        }
-        if line.row is not None:
-            source = line.row.record.get("source", {})
-            payload.update(conversation_id=line.row.conversation_id,
-                           exported_at=source.get("exported_at"), expected=line.row.expected,
-                           split=line.row.split, events=line.row.judge_input.get("events"),
-                           gate=self._gate_json(line))
-        else:
-            payload.update(_rejected_view(line))
-        return payload
-
-    def _gate_json(self, line: CalibrationLine) -> dict[str, Any] | None:
-        if self.judge.gate is None or line.row is None:
-            return None
-        view = self._gate(line)
-        return {"applies": view.applies, "matches": list(view.matches), "error": view.error}
-
-    def _gate(self, line: CalibrationLine) -> _GateView:
-        assert line.row is not None
-        key = line.row.snapshot_hash  # the gate sees only judge_input, which this hashes
-        view = self._gates.get(key)
-        if view is None:
-            events = line.row.judge_input.get("events")
-            try:
-                result = evaluate_gate(self.judge.gate, events if isinstance(events, list) else [])
-                view = _GateView(result.applies,
-                                 tuple(sorted({m.event_index for m in result.matches})), None)
-            except GateTimeout as exc:
-                view = _GateView(False, (), str(exc))
-            self._gates[key] = view
-        return view
-
-    def _gate_misses(self, current: CalibrationFile) -> list[int]:
-        return list(self._summary(current)[1] or [])
-
-    def _find_gate_misses(self, current: CalibrationFile) -> list[int]:
-        """Unlabelled trusted rows whose gate does not match (and did not time out)."""
-        misses = []
-        for line in current.lines:
-            if line.row is None or line.row.expected is not None:
-                continue
-            view = self._gate(line)
-            if not view.applies and view.error is None:
-                misses.append(line.number)
-        return misses
+    def _summarize(self) -> _Summary:
+        summary = _Summary({jf.name: {"labelled": 0, "total": 0} for jf in self.files})
+        for key in self.queue:
+            item = self.items[key - 1]
+            left = []
+            for jf in self.files:
+                line = self._line_of(jf, item)
+                if line is None:
+                    continue
+                if line.row is not None:
+                    summary.progress[jf.name]["total"] += 1
+                    summary.progress[jf.name]["labelled"] += line.row.expected is not None
+                if line.row is None or line.row.expected is None:
+                    left.append((jf.name, line))
+            if left:
+                summary.remaining.append((item, left))
+        return summary
 
     # -- writing -------------------------------------------------------------------------
 
-    def label(self, number: int, version: str, values: Mapping[str, str | None]) -> dict[str, Any]:
-        """Write ``values`` to line ``number``, which the page showed as ``version``."""
+    def label(self, write: LabelWrite) -> dict[str, Any]:
+        """Write ``write.values`` to the judge's line, shown to the page as ``write.version``."""
         with self._lock:
-            current = self._current()
-            line = current.line(number)
-            if row_version(line.text) != version:
-                raise WriteRefused(_CHANGED.format(line=number), self._row(current, number))
+            jf = self._file(write.judge)
+            self._refresh()
+            line = jf.file.line(write.line)
+            where = self._where(jf, write.line)
+            if row_version(line.text) != write.version:
+                raise WriteRefused(_CHANGED.format(where=_capital(where)),
+                                   self._item_at(jf, line))
             try:
-                edit = plan_edit(number, line.text, values)
+                edit = plan_edit(write.line, line.text, write.values)
             except RowNotWritable as exc:
-                raise WriteRefused(f"Nothing was saved: {exc}", self._row(current, number)) \
+                raise WriteRefused(f"Nothing was saved: {exc}", self._item_at(jf, line)) \
                     from None
-            described = ", ".join(f"{k} {v or 'none'}" for k, v in values.items())
+            described = ", ".join(f"{k} {v or 'none'}" for k, v in write.values.items())
             if edit is None:
-                return self._saved(current, number, f"Line {number} already has {described}.")
-            self._write([edit], f"line {number}: {described}")
-            return self._saved(self._file, number, f"Saved line {number}: {described}.")
+                return self._saved(jf, line, f"{_capital(where)} already has {described}.")
+            self._write(jf, (edit,))
+            self._undo.append(_Done(jf.name, f"{where}: {described}", (edit,)))
+            return self._saved(jf, jf.file.line(write.line), f"Saved {where}: {described}.")
 
-    def label_gate_misses(self, expected_count: int) -> dict[str, Any]:
-        """Label every unlabelled gate miss ``not_applicable`` in one write (one undo step)."""
+    def label_gate_misses(self, judge: str, expected_count: int) -> dict[str, Any]:
+        """Label every unlabelled gate miss of ``judge`` ``not_applicable`` in one write (one
+        undo step); in the default queue, the conversations that leave nothing to label
+        leave the queue."""
         with self._lock:
-            if self.judge.gate is None:
-                raise WriteRefused("This judge has no gate.", None)
-            current = self._current()
-            edits = [edit for number in self._gate_misses(current)
-                     if (edit := plan_edit(number, current.line(number).text,
-                                           {"expected": "not_applicable"})) is not None]
+            jf = self._file(judge)
+            if not jf.gated:
+                raise WriteRefused(f"Judge {judge} has no gate.", None)
+            self._refresh()
+            current = jf.file
+            edits = tuple(edit for number in jf.gate_misses()
+                          if (edit := plan_edit(number, current.line(number).text,
+                                                {"expected": "not_applicable"})) is not None)
             if len(edits) != expected_count:
                 raise WriteRefused(f"The file changed: there are now {len(edits)} unlabelled "
                                    "gate misses. Nothing was saved; check the count and "
                                    "confirm again.", None)
+            of = f" of {judge}" if len(self._files) > 1 else ""
+            left: tuple[int, ...] = ()
             if edits:
-                self._write(edits, f"{len(edits)} gate misses: expected not_applicable")
-            return {"message": f"Saved: {len(edits)} gate misses labelled not_applicable "
-                               "(u undoes this).", "lines": [e.line for e in edits],
-                    "progress": self._progress(self._file),
-                    "gate_misses": len(self._gate_misses(self._file))}
+                self._write(jf, edits)
+                left = self._leave_queue(jf, edits)
+                self._undo.append(_Done(jf.name, f"{len(edits)} gate misses{of}: expected "
+                                        "not_applicable", edits, left))
+            gone = f"; {len(left)} left the queue" if left else ""
+            return {"message": f"Saved: {len(edits)} gate misses{of} labelled not_applicable"
+                               f"{gone} (u undoes this).", "lines": [e.line for e in edits],
+                    "queue": list(self.queue), "progress": self._summary().progress,
+                    "gate_misses": self._gate_misses()}
+
+    def _leave_queue(self, jf: JudgeFile, edits: Sequence[LineEdit]) -> tuple[int, ...]:
+        """Take out of the default queue the written conversations with nothing left to label."""
+        if self.mode != "unlabelled":
+            return ()
+        touched = {self._key_at(jf, jf.file.line(edit.line)) for edit in edits}
+        left = tuple(key for key in self.queue if key in touched
+                     and not self._needs_work(self.items[key - 1]))
+        self._set_queue([key for key in self.queue if key not in left])
+        return left
 
     def undo(self) -> dict[str, Any]:
         """Put back the lines the last write of this session changed, if still unchanged."""
         with self._lock:
             if not self._undo:
                 raise WriteRefused("Nothing to undo in this session.", None)
-            what, edits = self._undo[-1]
-            reverse = [LineEdit(e.line, e.new, e.old) for e in edits]
+            done = self._undo[-1]
+            jf = self._files[done.judge]
+            self._refresh()
+            reverse = tuple(LineEdit(e.line, e.new, e.old) for e in done.edits)
             if self._closed:
                 raise WriteRefused("The server is stopping; nothing was changed.", None)
             try:
-                written = write_edits(self._file.path, reverse)
+                jf.write(reverse)
             except StaleLinesError as exc:
-                self._current()
-                raise WriteRefused(f"Cannot undo {what}: line(s) "
+                jf.reread()
+                raise WriteRefused(f"Cannot undo {done.what}: line(s) "
                                    f"{', '.join(map(str, exc.lines))} changed on disk since. "
                                    "Nothing was changed.", None) from None
             self._undo.pop()
             self.writes += 1
-            self._file = after_edits(self._file, written, reverse)
-            first = min(e.line for e in reverse)
-            return self._saved(self._file, first, f"Undone: {what}.")
+            if done.left_queue:
+                back = set(self.queue) | set(done.left_queue)
+                self._set_queue([item.key for item in self.items if item.key in back])
+            first = jf.file.line(min(e.line for e in reverse))
+            return {**self._saved(jf, first, f"Undone: {done.what}."), "queue": list(self.queue)}
 
-    def _write(self, edits: Sequence[LineEdit], what: str) -> None:
+    def _write(self, jf: JudgeFile, edits: Sequence[LineEdit]) -> None:
+        """Write ``edits`` to ``jf``'s file; the caller records what undo needs."""
         if self._closed:
             raise WriteRefused("The server is stopping; nothing was saved.", None)
         try:
-            written = write_edits(self._file.path, edits)
+            jf.write(edits)
         except StaleLinesError:
-            current = read_calibration(self._file.path)
-            self._file = current
+            jf.reread()
             number = edits[0].line
-            row = self._row(current, number) if number <= len(current.lines) else None
-            raise WriteRefused(_CHANGED.format(line=number), row) from None
+            current = jf.file
+            item = self._item_at(jf, current.lines[number - 1]) \
+                if number <= len(current.lines) else None
+            raise WriteRefused(_CHANGED.format(where=_capital(self._where(jf, number))),
+                               item) from None
         except RowNotWritable as exc:
             raise WriteRefused(f"Nothing was saved: {exc}", None) from None
-        self._file = after_edits(self._file, written, edits)
-        self._undo.append((what, list(edits)))
         self.writes += 1
 
-    def _saved(self, current: CalibrationFile, number: int, message: str) -> dict[str, Any]:
-        return {"message": message, "row": self._row(current, number)}
+    def _file(self, judge: str) -> JudgeFile:
+        jf = self._files.get(judge)
+        if jf is None:
+            raise DataError(f"judge {judge} is not labelled in this session")
+        return jf
+
+    def _where(self, jf: JudgeFile, number: int) -> str:
+        return f"line {number}" + (f" of {jf.name}" if len(self._files) > 1 else "")
+
+    def _key_at(self, jf: JudgeFile, line: CalibrationLine) -> int | None:
+        identity = identity_of(line)
+        if identity is not None and identity in self._key_of_identity:
+            return self._key_of_identity[identity]
+        return self._key_of.get((jf.name, line.number))
+
+    def _item_at(self, jf: JudgeFile, line: CalibrationLine) -> dict[str, Any] | None:
+        key = self._key_at(jf, line)
+        return self._item(self.items[key - 1]) if key is not None else None
+
+    def _saved(self, jf: JudgeFile, line: CalibrationLine, message: str) -> dict[str, Any]:
+        return {"message": message, "item": self._item_at(jf, line)}
 
 
-_CHANGED = ("Line {line} changed on disk since this page showed it (another program wrote "
+_CHANGED = ("{where} changed on disk since this page showed it (another program wrote "
             "the file). Nothing was saved; the row is shown again as it is now.")
 
 
-def _rejected_view(line: CalibrationLine) -> dict[str, Any]:
-    """What can be shown of a rejected line: its events if it parses, else its raw text."""
-    view: dict[str, Any] = {"conversation_id": None, "exported_at": None, "expected": None,
-                            "split": None, "events": None, "gate": None,
-                            "raw": line.text[:_RAW_LIMIT].decode("utf-8", "replace")}
-    try:
-        parsed = json.loads(line.text)
-    except (ValueError, RecursionError):
-        return view
-    if isinstance(parsed, dict):
-        judge_input = parsed.get("judge_input")
-        events = judge_input.get("events") if isinstance(judge_input, dict) else None
-        if isinstance(events, list):
-            view["events"] = events
-        source = parsed.get("source")
-        if isinstance(source, dict) and isinstance(source.get("conversation_id"), str):
-            view["conversation_id"] = source["conversation_id"]
-    return view
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.labelling.browser.chromium import FLAGS, NoChromium, find_chromium
+from tests.labelling.browser.harness import LabelApp
 
 _ARTIFACTS: list[Path] = []
 
@@ -46,6 +47,15 @@ def page(browser: Any) -> Iterator[Any]:
     opened = context.new_page()
     yield opened
     context.close()
+
+
+@pytest.fixture
+def apps() -> Iterator[list[LabelApp]]:
+    """Servers a test starts; each is killed at the end whatever happens."""
+    started: list[LabelApp] = []
+    yield started
+    for app in started:
+        app.kill()
 
 
 @pytest.fixture(scope="session")

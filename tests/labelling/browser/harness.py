@@ -130,16 +130,29 @@ class LabelApp:
             self.csrf = answer.json()["csrf"]
         return self.csrf
 
-    def row(self, line: int) -> dict[str, Any]:
-        answer = self.request("GET", f"/api/row/{line}")
+    def item(self, key: int) -> dict[str, Any]:
+        """Conversation ``key`` of the session as the page gets it."""
+        answer = self.request("GET", f"/api/item/{key}")
         assert answer.status == 200, answer.body
         result: dict[str, Any] = answer.json()
         return result
 
-    def label(self, line: int, **values: Any) -> Answer:
-        version = self.row(line)["version"]
-        return self.request("POST", "/api/label", body={"line": line, "version": version,
-                                                        **values})
+    def row(self, line: int, judge: str | None = None) -> dict[str, Any]:
+        """The conversation holding ``judge``'s line ``line`` (any judge when None), with
+        that judge's label row merged in (``version``, ``expected``, ``review``...)."""
+        key = 1
+        while (answer := self.request("GET", f"/api/item/{key}")).status == 200:
+            item = answer.json()
+            for entry in item["labels"]:
+                if entry["line"] == line and judge in (None, entry["judge"]):
+                    return {**item, **entry}
+            key += 1
+        raise AssertionError(f"no conversation holds line {line} of {judge or 'any judge'}")
+
+    def label(self, line: int, judge: str | None = None, **values: Any) -> Answer:
+        shown = self.row(line, judge)
+        return self.request("POST", "/api/label", body={
+            "judge": shown["judge"], "line": line, "version": shown["version"], **values})
 
 
 def path_of(url: str) -> str:

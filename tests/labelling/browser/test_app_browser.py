@@ -6,11 +6,8 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from introspection_cli.fixture.byterule import plan_edit, write_edits
@@ -25,15 +22,6 @@ from tests.labelling.recipes import (
     rows_of,
     write_recipe,
 )
-
-
-@pytest.fixture
-def apps() -> Iterator[list[LabelApp]]:
-    """Servers a test starts; each is stopped (Ctrl-C) at the end whatever happens."""
-    started: list[LabelApp] = []
-    yield started
-    for app in started:
-        app.kill()
 
 
 def _start(apps: list[LabelApp], recipe: Path, *args: str) -> LabelApp:
@@ -263,7 +251,7 @@ def test_a_rejected_row_is_read_only_with_its_code(tmp_path: Path, page: Any,
                            ".startsWith('This row is rejected')")
     assert calibration(recipe).read_bytes() == before
     refused = app.request("POST", "/api/label", body={
-        "line": 1, "version": app.row(1)["version"], "expected": "pass"})
+        "judge": "helpful", "line": 1, "version": app.row(1)["version"], "expected": "pass"})
     assert refused.status == 409 and "fixture-hash-mismatch" in refused.json()["error"]
     assert calibration(recipe).read_bytes() == before
 
@@ -280,6 +268,11 @@ def test_the_page_fits_an_80_column_window(tmp_path: Path, page: Any, apps: list
     open_app(page, app.url)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 660, width  # nothing forces a sideways scroll
+    tool = page.locator(".ix-tool-line")  # one line until it is expanded
+    assert tool.get_attribute("aria-expanded") == "false"
+    assert page.locator(".ix-tool-full").is_hidden()
+    tool.click()
+    assert tool.get_attribute("aria-expanded") == "true"
     folded = page.locator("details.ix-fold")
     assert folded.count() == 1 and "35 lines" in folded.locator("summary").inner_text()
     folded.locator("summary").click()

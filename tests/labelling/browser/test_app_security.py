@@ -31,8 +31,8 @@ def test_the_first_load_trades_the_token_for_a_strict_cookie(app: LabelApp) -> N
     assert wrong.status == 403 and "set-cookie" not in wrong.headers
 
 
-@pytest.mark.parametrize("path", ["/", "/api/session", "/api/row/1", "/assets/app.js",
-                                  "/assets/transcript.js"])
+@pytest.mark.parametrize("path", ["/", "/api/session", "/api/item/1", "/assets/app.js",
+                                  "/assets/view.js", "/assets/transcript.js"])
 def test_every_request_needs_the_session_token(app: LabelApp, path: str) -> None:
     assert app.request("GET", path).status == 200
     refused = app.request("GET", path, cookie=False)
@@ -44,7 +44,8 @@ def test_a_write_without_the_token_is_refused(tmp_path: Path, app: LabelApp) -> 
     before = path.read_bytes()
     version = app.row(1)["version"]
     refused = app.request("POST", "/api/label", cookie=False,
-                          body={"line": 1, "version": version, "expected": "pass"})
+                          body={"judge": "helpful", "line": 1, "version": version,
+                                "expected": "pass"})
     assert refused.status == 403
     assert path.read_bytes() == before
 
@@ -77,12 +78,38 @@ def test_a_write_needs_its_own_origin_csrf_token_and_json(
     version = app.row(1)["version"]
     refused = app.request("POST", "/api/label", origin=origin, csrf=csrf,
                           content_type=content_type,
-                          body={"line": 1, "version": version, "expected": "pass"})
+                          body={"judge": "helpful", "line": 1, "version": version,
+                                "expected": "pass"})
     assert refused.status == status, refused.body
     assert path.read_bytes() == before
     accepted = app.request("POST", "/api/label",
-                           body={"line": 1, "version": version, "expected": "pass"})
+                           body={"judge": "helpful", "line": 1, "version": version,
+                                "expected": "pass"})
     assert accepted.status == 200, accepted.body
+
+
+#: Every endpoint that writes, with a body it would act on.
+WRITES = {"/api/label": {"judge": "helpful", "line": 1, "expected": "pass"},
+          "/api/undo": {}, "/api/gate-misses": {"judge": "helpful", "count": 0}}
+
+
+@pytest.mark.parametrize("path", sorted(WRITES))
+@pytest.mark.parametrize(("cookie", "origin", "csrf"), [
+    (False, "same", "same"), (True, "http://evil.example", "same"), (True, None, "same"),
+    (True, "same", None), (True, "same", "wrong-token")])
+def test_every_write_endpoint_needs_the_token_origin_and_csrf(
+        tmp_path: Path, app: LabelApp, path: str, cookie: bool, origin: str | None,
+        csrf: str | None) -> None:
+    calibration_file = calibration(tmp_path / "r")
+    before = calibration_file.read_bytes()
+    body = dict(WRITES[path])
+    if "line" in body:
+        body["version"] = app.row(1)["version"]
+    refused = app.request("POST", path, body=body, cookie=cookie, origin=origin, csrf=csrf)
+    assert refused.status == 403, refused.body
+    assert b"Refused" in refused.body
+    assert calibration_file.read_bytes() == before
+    assert app.request("POST", path, body=body).status in (200, 409)  # the endpoint is there
 
 
 def test_every_answer_carries_the_csp_and_no_framing(app: LabelApp) -> None:
@@ -105,10 +132,17 @@ def test_it_listens_on_127_0_0_1_only(app: LabelApp) -> None:
 
 
 def test_bad_requests_are_answered_not_crashed(app: LabelApp) -> None:
-    assert app.request("GET", "/api/row/999").status == 400
-    assert app.request("POST", "/api/label", body={"line": "1"}).status == 400
-    assert app.request("POST", "/api/label", body={"line": 1, "version": "x",
+    assert app.request("GET", "/api/item/999").status == 400
+    assert app.request("GET", "/api/item/0").status == 400
+    assert app.request("POST", "/api/label", body={"judge": "helpful", "line": "1"}).status == 400
+    assert app.request("POST", "/api/label", body={"judge": "helpful", "line": 1, "version": "x",
                                                    "expected": "maybe"}).status == 400
+    assert app.request("POST", "/api/label", body={"judge": "other", "line": 1, "version": "x",
+                                                   "expected": "pass"}).status == 400
+    assert app.request("POST", "/api/label", body={"line": 1, "version": "x",
+                                                   "expected": "pass"}).status == 400
+    assert app.request("POST", "/api/gate-misses", body={"judge": "helpful", "count": 0}
+                       ).status == 409  # an ungated judge has no gate misses
     assert app.request("POST", "/api/nothing").status == 404
     assert app.request("GET", "/api/session").status == 200  # still serving
 

@@ -15,18 +15,15 @@ from typing import Any
 from tests.labelling.browser.harness import LabelApp
 from tests.labelling.browser.keyboard import SAVED, open_app
 from tests.labelling.browser.test_app_browser import _report_for
-from tests.labelling.recipes import GATED_JUDGE, row, write_recipe
+from tests.labelling.recipes import (
+    GATED_JUDGE,
+    REFUND_CONVERSATION,
+    UNGATED_JUDGE,
+    row,
+    write_recipe,
+)
 
-CONVERSATION = [
-    {"type": "message", "role": "user",
-     "text": "Hi, I was charged twice for invoice INV-2291. Can I get a refund?"},
-    {"type": "tool", "name": "lookup_invoice", "input": {"invoice_id": "INV-2291"},
-     "output": {"amount": 49.5, "charges": 2, "status": "paid"}, "status": "ok"},
-    {"type": "message", "role": "assistant",
-     "text": "I see two charges of €49.50 on INV-2291. I've opened refund request RF-118 for "
-             "the duplicate; you'll see it within 5–7 business days."},
-    {"type": "feedback", "rating": "positive", "comment": "quick and clear"},
-]
+CONVERSATION = REFUND_CONVERSATION
 
 
 def _save(page: Any, name: str, artifacts: Path) -> None:
@@ -44,7 +41,8 @@ def test_docs_screenshots(tmp_path: Path, browser: Any, artifacts: Path) -> None
             *[row(f"conv_01JD9{n:05d}", f"Refund for order {n}?") for n in range(10)]]
     rows[0]["expected"] = None
     recipe = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, rows)})
-    context = browser.new_context(viewport={"width": 960, "height": 820})
+    # A laptop screen: the rubric beside the conversation, the whole of it in view.
+    context = browser.new_context(viewport={"width": 1280, "height": 850})
     page = context.new_page()
     app = LabelApp.start(recipe)
     try:
@@ -68,6 +66,18 @@ def test_docs_screenshots(tmp_path: Path, browser: Any, artifacts: Path) -> None
     try:
         open_app(page, app.url)
         _save(page, "labelling-review.png", artifacts)
+    finally:
+        app.kill()
+    both = write_recipe(tmp_path / "both", {
+        "billing": (GATED_JUDGE, [row("conv_01JD8ZQ4R5", events=CONVERSATION), *rows[1:4]]),
+        "helpful": (UNGATED_JUDGE, [row("conv_01JD8ZQ4R5", events=CONVERSATION), rows[1]])})
+    app = LabelApp.start(both, "--judge", "billing", "--judge", "helpful")
+    try:
+        open_app(page, app.url)
+        page.keyboard.press("p")  # billing's label; the focus goes on to helpful
+        page.wait_for_function("() => document.getElementById('status').textContent"
+                               ".startsWith('Saved line 1 of billing')")
+        _save(page, "labelling-judges.png", artifacts)
     finally:
         app.kill()
         context.close()

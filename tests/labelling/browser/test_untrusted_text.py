@@ -93,7 +93,9 @@ def test_bidi_controls_are_shown_as_escapes_not_obeyed(tmp_path: Path, page: Any
     assert "pay " + "".join(BIDI.values()) + " now" in body
     for escaped in ("tool\\u2067name", "\\u202bbad", "fine\\u202c", "\\u2066out", "x\\u202ey"):
         assert escaped in body, escaped
-    assert escapes == len(BIDI) + 6  # the id, the message, and each of the tool's and feedback's
+    # The id, the message, the tool's name, its input and output (on its one line and again
+    # in its full view, hidden until expanded) and the feedback's rating and comment.
+    assert escapes == len(BIDI) + 8
 
 
 def _samples() -> list[str]:

@@ -1,41 +1,32 @@
-/* The labelling page. Every label is written by the server the moment it is made;
- * the page shows each write's confirmation, or why it was refused.
- * Text from the row, the recipe or the server is only ever set as text, through
- * IntrospectionTranscript.text (see transcript.js): bounded whatever its length, bidi
- * controls shown as visible escapes. */
+/* The labelling page: the queue, the keys, and the writes. Every label is written by the
+ * server the moment it is made; the page shows each write's confirmation, or why it was
+ * refused. Drawing is view.js's; every untrusted string goes through
+ * IntrospectionTranscript.text there.
+ *
+ * One judge or several: each conversation is shown once, with a label row per judge.
+ * The keys act on the judge in focus (Tab / Shift-Tab move it); after a label the focus
+ * goes on to the next judge of the conversation without one, then to the next
+ * conversation. */
 (function () {
   "use strict";
 
+  var view = window.LabelView;
+  var $ = view.$;
+  var WIDE = window.matchMedia("(min-width: 1100px)");
   var state = {
-    csrf: null, overview: null, queue: [], index: 0, row: null, chain: Promise.resolve(),
+    csrf: null, overview: null, judges: [], several: false, queue: [], index: 0, item: null,
+    focus: 0, highlight: null, rubric: { wide: true, narrow: false }, toolsOpen: false,
+    gateMisses: null, chain: Promise.resolve(),
   };
   var KEYS = {
     p: "pass", f: "fail", n: "not_applicable", s: "skip", u: "undo",
-    ArrowLeft: "previous", ArrowRight: "next",
+    ArrowLeft: "previous", ArrowRight: "next", i: "rubric", t: "tools",
     "1": "split-train", "2": "split-dev", "3": "split-test", "0": "split-none",
   };
 
-  function $(id) { return document.getElementById(id); }
-
-  function text(value) { return window.IntrospectionTranscript.text(value); }
-
-  function el(tag, className, content) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (content !== undefined && content !== null) node.appendChild(text(content));
-    return node;
-  }
-
-  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
-
-  function setText(node, value) {
-    clear(node);
-    node.appendChild(text(value));
-  }
-
   function status(message, ok) {
     var node = $("status");
-    setText(node, message);
+    view.setText(node, message);
     node.className = "status " + (ok ? "status-ok" : "status-error");
   }
 
@@ -63,199 +54,158 @@
     return state.chain;
   }
 
-  function progressText(progress) {
-    if (!progress) return "";
-    var line = progress.labelled + " of " + progress.total + " labelled";
+  function focused() { return state.item ? state.item.labels[state.focus] : null; }
+
+  function showProgress(progress) {
+    var line = view.progressText(progress, state.judges);
     if (state.queue.length) {
-      line += " \u00b7 row " + Math.min(state.index + 1, state.queue.length) + " of " +
-        state.queue.length + " in the queue";
+      line += " \u00b7 " + (state.several ? "conversation " : "row ") +
+        Math.min(state.index + 1, state.queue.length) + " of " + state.queue.length +
+        " in the queue";
     }
-    return line;
+    $("progress").textContent = line;
   }
 
   function renderOverview(overview) {
-    setText($("judge-name"), overview.judge.name);
+    state.overview = overview;
+    view.setText($("judge-name"), state.judges.map(function (j) { return j.name; }).join(" + "));
     var modes = { unlabelled: "unlabelled rows", all: "all rows",
                   review: "rows the eval report disagrees with" };
     $("mode").textContent = "\u00b7 " + (modes[overview.mode] || overview.mode);
-    setText($("judge-summary"), "Judge " + overview.judge.name + ": " +
-      overview.judge.description + " (show instructions)");
-    setText($("judge-description"), overview.judge.description);
-    setText($("judge-instructions"), overview.judge.instructions);
     var notes = $("notes");
-    clear(notes);
+    view.clear(notes);
     notes.className = "notes";
-    (overview.notes || []).forEach(function (note) { notes.appendChild(el("p", null, note)); });
-    state.gateMisses = overview.gate_misses;
+    (overview.notes || []).forEach(function (note) { notes.appendChild(view.el("p", null, note)); });
     renderBulk(overview.gate_misses);
+    renderRubric();
+    showProgress(overview.progress);
   }
 
-  function renderBulk(count) {
-    var bulk = $("bulk");
-    clear(bulk);
-    if (count === null || count === undefined) { bulk.hidden = true; return; }
-    bulk.hidden = false;
-    if (count === 0) {
-      bulk.appendChild(el("span", null, "Gate misses: none left unlabelled in this file."));
+  function renderBulk(misses) {
+    var key = JSON.stringify(misses);
+    if (key === state.gateMisses) return;  // unchanged: keep an open confirmation
+    state.gateMisses = key;
+    view.renderBulk(state.judges, misses, function (judge, count) {
+      enqueue(function () { return bulk(judge, count); });
+    });
+  }
+
+  function renderRubric() {
+    var judge = state.judges[state.focus] || state.judges[0];
+    var wide = WIDE.matches;
+    view.renderRubric(judge, wide, wide ? state.rubric.wide : state.rubric.narrow);
+  }
+
+  function toggleRubric() {
+    if (WIDE.matches) state.rubric.wide = !state.rubric.wide;
+    else state.rubric.narrow = !state.rubric.narrow;
+    renderRubric();
+  }
+
+  function toggleTools() {
+    state.toolsOpen = !state.toolsOpen;
+    $("tools-toggle").setAttribute("aria-pressed", state.toolsOpen ? "true" : "false");
+    window.IntrospectionTranscript.setToolsOpen($("transcript"), state.toolsOpen);
+  }
+
+  function renderItem(item) {
+    var hadFocus = document.activeElement && document.activeElement.classList &&
+      document.activeElement.classList.contains("judge-row");
+    state.item = item;
+    var entry = focused();
+    view.renderHead(item, entry, state.several);
+    if (state.several) {
+      view.renderLabels(item, state.focus, function (index) { setFocus(index, true); });
+      view.setText($("label-for"), entry.judge + ":");
+      $("label-for").hidden = false;
+    }
+    showProgress(item.progress);
+    renderBulk(item.gate_misses);
+    pressed(entry);
+    view.renderRejected(entry);
+    view.renderReview(entry.review);
+    view.renderGate(entry.gate, state.several ? entry.judge : null);
+    renderRubric();
+    renderTranscript(item, entry);
+    if (hadFocus) focusRow();
+    history.replaceState(null, "", "#item=" + item.item);
+  }
+
+  function renderTranscript(item, entry) {
+    var matches = entry.gate ? entry.gate.matches : [];
+    // Labels never change a conversation's text: draw it again only for another
+    // conversation or a rejected line (which may change); another judge's gate only
+    // moves the marks, so expanded tool calls stay expanded.
+    var key = item.item + ":" +
+      (item.events ? "" : item.labels.map(function (e) { return e.version; }).join(","));
+    var transcript = $("transcript");
+    var list = transcript.querySelector(".ix-transcript");
+    if (key === state.highlight && list) {
+      window.IntrospectionTranscript.setHighlight(list, matches);
       return;
     }
-    bulk.appendChild(el("span", null, "Gate misses: " + count + " unlabelled row(s) in this " +
-      "file do not match the judge's gate, so the judge would never run on them. "));
-    var start = el("button", null, "Label the " + count + (count === 1 ? " gate miss" :
-      " gate misses") + " not_applicable\u2026");
-    start.type = "button";
-    start.id = "bulk-start";
-    start.addEventListener("click", function () { confirmBulk(count); });
-    bulk.appendChild(start);
-  }
-
-  function confirmBulk(count) {
-    var bulk = $("bulk");
-    var box = el("div", "bulk-confirm");
-    box.id = "bulk-confirm";
-    box.appendChild(el("span", null, "Label " + count + " row(s) not_applicable in one step? " +
-      "(u undoes it)"));
-    var yes = el("button", null, "Yes, label " + count + " rows");
-    yes.type = "button";
-    yes.id = "bulk-yes";
-    var no = el("button", null, "Cancel");
-    no.type = "button";
-    no.addEventListener("click", function () { box.remove(); });
-    yes.addEventListener("click", function () {
-      box.remove();
-      enqueue(function () {
-        return request("POST", "/api/gate-misses", { count: count }).then(function (answer) {
-          // the confirmation shows once the page shows the new state
-          return refreshOverview().then(function () { return showRow(true); }).then(function () {
-            status(answer.ok ? answer.data.message : answer.data.error, answer.ok);
-          });
-        });
-      });
-    });
-    box.appendChild(yes);
-    box.appendChild(no);
-    bulk.appendChild(box);
-  }
-
-  function refreshOverview() {
-    return request("GET", "/api/session").then(function (answer) {
-      if (!answer.ok) { status(answer.data.error, false); return; }
-      state.overview = answer.data;
-      renderOverview(answer.data);
-      $("progress").textContent = progressText(answer.data.progress);
-    });
-  }
-
-  function pill(label, value) {
-    return el("span", "pill" + (value ? " pill-" + value : ""), label + ": " +
-      (value || "\u2014"));
-  }
-
-  function renderRow(row) {
-    state.row = row;
-    var head = $("row-head");
-    clear(head);
-    head.appendChild(el("span", null, "Line " + row.line));
-    var id = el("span", null, "Conversation ");
-    id.appendChild(el("code", null, row.conversation_id || "(unreadable)"));
-    head.appendChild(id);
-    if (row.exported_at) head.appendChild(el("span", "muted", "exported " + row.exported_at));
-    head.appendChild(pill("Label", row.expected));
-    head.appendChild(pill("Split", row.split));
-    $("progress").textContent = progressText(row.progress);
-    if (row.gate_misses !== state.gateMisses) {
-      state.gateMisses = row.gate_misses;
-      renderBulk(row.gate_misses);
-    }
-    pressed(row);
-    renderRejected(row);
-    renderReview(row.review);
-    renderGate(row.gate);
-    var transcript = $("transcript");
-    clear(transcript);
-    if (row.events) {
-      transcript.appendChild(window.IntrospectionTranscript.render(row.events, {
-        highlight: row.gate ? row.gate.matches : [],
+    state.highlight = key;
+    view.clear(transcript);
+    if (item.events) {
+      transcript.appendChild(window.IntrospectionTranscript.render(item.events, {
+        highlight: matches, compactTools: true, toolsOpen: state.toolsOpen,
       }));
-    } else if (row.raw !== undefined) {
-      transcript.appendChild(el("pre", "raw", row.raw));
+    } else if (item.raw !== undefined) {
+      transcript.appendChild(view.el("pre", "raw", item.raw));
     }
-    history.replaceState(null, "", "#line=" + row.line);
   }
 
-  function pressed(row) {
+  function focusRow() {
+    var row = document.querySelector(".judge-row[data-index=\"" + state.focus + "\"]");
+    if (row) row.focus();
+  }
+
+  function setFocus(index, moveDomFocus) {
+    if (!state.item || index < 0 || index >= state.item.labels.length) return;
+    state.focus = index;
+    renderItem(state.item);
+    if (moveDomFocus) focusRow();
+  }
+
+  function pressed(entry) {
     document.querySelectorAll("#actions button[data-action]").forEach(function (button) {
       var action = button.getAttribute("data-action");
-      var on = action === row.expected || action === "split-" + (row.split || "none");
+      var on = action === entry.expected || action === "split-" + (entry.split || "none");
       if (["pass", "fail", "not_applicable"].indexOf(action) >= 0 ||
           action.indexOf("split-") === 0) {
         button.setAttribute("aria-pressed", on ? "true" : "false");
-        button.disabled = !row.writable;
+        button.disabled = !entry.writable;
       }
     });
   }
 
-  function renderRejected(row) {
-    var box = $("rejected");
-    clear(box);
-    box.hidden = row.writable;
-    if (row.writable) return;
-    box.appendChild(el("strong", null, "This row is rejected and cannot be labelled here " +
-      "(shown read-only)."));
-    row.rejections.forEach(function (rejection) {
-      var p = el("p");
-      p.appendChild(el("code", null, rejection.code));
-      p.appendChild(text(" " + rejection.message));
-      box.appendChild(p);
-    });
-  }
-
-  function renderReview(review) {
-    var box = $("review");
-    clear(box);
-    box.hidden = !review;
-    if (!review) return;
-    var head = el("p");
-    head.appendChild(el("strong", null, "The model said " + review.outcome));
-    var samples = review.samples && review.samples.length > 1 ?
-      " (samples: " + review.samples.join(", ") + ")" : "";
-    head.appendChild(text(samples + "; the label was " +
-      (review.expected_then || "\u2014") + " when the report was made."));
-    box.appendChild(head);
-    if (review.reasoning) box.appendChild(el("p", "review-reasoning", review.reasoning));
-  }
-
-  function renderGate(gate) {
-    var box = $("gate");
-    clear(box);
-    box.hidden = !gate;
-    if (!gate) return;
-    box.className = "gate" + (gate.applies ? " gate-match" : "");
-    var sentence;
-    if (gate.error) sentence = "Gate: could not be decided (" + gate.error + ").";
-    else if (gate.applies) {
-      sentence = "Gate: matches event" + (gate.matches.length > 1 ? "s " : " ") +
-        gate.matches.map(function (i) { return i + 1; }).join(", ") +
-        " (marked below): the judge runs on this conversation.";
-    } else {
-      sentence = "Gate: does not match this conversation, so the judge would not run on it " +
-        "(a gate miss; usually not_applicable).";
+  // The first judge after the focused one (in order, wrapping) whose row needs a label.
+  function nextUnlabelled(item, from) {
+    for (var step = 1; step <= item.labels.length; step++) {
+      var index = (from + step) % item.labels.length;
+      if (view.needsLabel(item.labels[index])) return index;
     }
-    setText(box, sentence);
+    return -1;
   }
 
-  function showRow(keepStatus) {
+  function arrive(item) {
+    var first = nextUnlabelled(item, item.labels.length - 1);
+    if (first >= 0) state.focus = first;
+    if (state.focus >= item.labels.length) state.focus = 0;
+    renderItem(item);
+  }
+
+  function showItem(keepStatus) {
     var done = $("done");
     if (!state.queue.length) {
       done.hidden = false;
       done.textContent = "There are no rows in this queue. Run with --all to see every row.";
       return Promise.resolve();
     }
-    var line = state.queue[state.index];
-    return request("GET", "/api/row/" + line).then(function (answer) {
+    return request("GET", "/api/item/" + state.queue[state.index]).then(function (answer) {
       if (!answer.ok) { status(answer.data.error, false); return; }
       done.hidden = true;
-      renderRow(answer.data);
+      arrive(answer.data);
       if (!keepStatus) status("", true);
     });
   }
@@ -263,47 +213,96 @@
   function move(step) {
     var next = state.index + step;
     if (next < 0) { status("This is the first row of the queue.", false); return Promise.resolve(); }
-    if (next >= state.queue.length) { finished(); return Promise.resolve(); }
+    if (next >= state.queue.length) return finished();
     state.index = next;
-    return showRow(true);
+    return showItem(true);
+  }
+
+  function go(key) {
+    var at = state.queue.indexOf(key);
+    if (at < 0) return Promise.resolve();
+    state.index = at;
+    return showItem(true);
   }
 
   function finished() {
-    var progress = state.row ? state.row.progress : null;
-    var done = $("done");
-    done.hidden = false;
-    done.textContent = "End of the queue" + (progress ? ": " + progress.labelled + " of " +
-      progress.total + " labelled" : "") + ". Every label is already saved; you can close " +
-      "this tab and stop the server with Ctrl-C. Next: introspection judges split.";
+    state.index = state.queue.length;
+    return refreshOverview().then(function () {
+      view.renderDone(state.overview, state.several, function (key) {
+        enqueue(function () { return go(key); });
+      });
+    });
+  }
+
+  // A new queue from the server (a bulk action or its undo): stay on the conversation
+  // shown, or go on to the next one still in the queue.
+  function setQueue(queue, key) {
+    var old = state.queue;
+    var at = queue.indexOf(key);
+    for (var i = state.index; at < 0 && i < old.length; i++) at = queue.indexOf(old[i]);
+    state.queue = queue;
+    state.index = at < 0 ? queue.length : at;
   }
 
   function write(values) {
-    var row = state.row;
-    if (!row) return Promise.resolve();
-    if (!row.writable) {
-      status("This row is rejected and cannot be labelled here.", false);
+    var entry = focused();
+    if (!entry) return Promise.resolve();
+    if (!entry.writable) {
+      status(entry.absent ? entry.absent : "This row is rejected and cannot be labelled here.",
+             false);
       return Promise.resolve();
     }
-    var body = { line: row.line, version: row.version };
+    var body = { judge: entry.judge, line: entry.line, version: entry.version };
     Object.keys(values).forEach(function (key) { body[key] = values[key]; });
     return request("POST", "/api/label", body).then(function (answer) {
-      if (answer.ok) {
-        status(answer.data.message, true);
-        renderRow(answer.data.row);
-        return values.expected !== undefined ? move(1) : undefined;
+      if (!answer.ok) {
+        status(answer.data.error, false);
+        if (answer.data.item) renderItem(answer.data.item);
+        return undefined;
       }
-      status(answer.data.error, false);
-      if (answer.data.row) renderRow(answer.data.row);
+      status(answer.data.message, true);
+      if (!answer.data.item) return undefined;  // a line the session did not start with
+      renderItem(answer.data.item);
+      if (values.expected === undefined) return undefined;
+      var next = nextUnlabelled(answer.data.item, state.focus);
+      if (next >= 0 && next !== state.focus) { setFocus(next, false); return undefined; }
+      return move(1);
     });
   }
 
   function undo() {
     return request("POST", "/api/undo", {}).then(function (answer) {
       if (!answer.ok) { status(answer.data.error, false); return; }
-      var at = state.queue.indexOf(answer.data.row.line);
+      var item = answer.data.item;
+      state.queue = answer.data.queue;
+      var at = item ? state.queue.indexOf(item.item) : -1;
       if (at >= 0) state.index = at;
-      renderRow(answer.data.row);
+      if (item) {
+        $("done").hidden = true;
+        renderItem(item);
+      }
       return refreshOverview().then(function () { status(answer.data.message, true); });
+    });
+  }
+
+  function bulk(judge, count) {
+    var shown = state.item ? state.item.item : null;
+    return request("POST", "/api/gate-misses", { judge: judge, count: count })
+      .then(function (answer) {
+        if (answer.ok) setQueue(answer.data.queue, shown);
+        return refreshOverview().then(function () {
+          return state.index < state.queue.length ? showItem(true) : finished();
+        }).then(function () {
+          // the confirmation shows once the page shows the new state
+          status(answer.ok ? answer.data.message : answer.data.error, answer.ok);
+        });
+      });
+  }
+
+  function refreshOverview() {
+    return request("GET", "/api/session").then(function (answer) {
+      if (!answer.ok) { status(answer.data.error, false); return; }
+      renderOverview(answer.data);
     });
   }
 
@@ -318,7 +317,21 @@
     if (action === "skip" || action === "next") return move(1);
     if (action === "previous") return move(-1);
     if (action === "undo") return undo();
+    if (action === "rubric") toggleRubric();
+    if (action === "tools") toggleTools();
     return Promise.resolve();
+  }
+
+  // Tab / Shift-Tab move the judge in focus while the page (or a judge's row) has the
+  // keyboard focus; past the first or last judge they move on as anywhere else.
+  function onTab(event) {
+    var active = document.activeElement;
+    if (!state.several || !state.item || (active && active !== document.body &&
+        !active.classList.contains("judge-row"))) return;
+    var next = state.focus + (event.shiftKey ? -1 : 1);
+    if (next < 0 || next >= state.item.labels.length) return;
+    event.preventDefault();
+    enqueue(function () { setFocus(next, true); });
   }
 
   function onKey(event) {
@@ -327,6 +340,7 @@
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
       return;
     }
+    if (event.key === "Tab") { onTab(event); return; }
     var action = KEYS[event.key];
     if (!action) return;
     event.preventDefault();
@@ -340,17 +354,20 @@
         enqueue(function () { return act(action); });
       });
     });
+    $("rubric-toggle").addEventListener("click", toggleRubric);
+    WIDE.addEventListener("change", renderRubric);
     document.addEventListener("keydown", onKey);
     request("GET", "/api/session").then(function (answer) {
       if (!answer.ok) { status(answer.data.error, false); return; }
       state.csrf = answer.data.csrf;
-      state.overview = answer.data;
+      state.judges = answer.data.judges;
+      state.several = state.judges.length > 1;
       state.queue = answer.data.queue;
-      var wanted = /^#line=(\d+)$/.exec(location.hash);
+      var wanted = /^#item=(\d+)$/.exec(location.hash);
       var at = wanted ? state.queue.indexOf(Number(wanted[1])) : -1;
       state.index = at >= 0 ? at : 0;
       renderOverview(answer.data);
-      return showRow();
+      return showItem();
     }).then(function () { document.body.setAttribute("data-ready", "true"); });
   }
 
