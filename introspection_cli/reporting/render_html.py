@@ -32,6 +32,7 @@ from introspection_cli.reporting.formatting import (
     comparison_header,
     disagreements,
     edge_notes,
+    error_rows,
     format_bound,
     format_kappa,
     gate_sentence,
@@ -128,7 +129,7 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
                              _confusion(split_of(judge["splits"], SCORED))),
               *_models(judge), *_rejected(judge)]
     listed = (("Disagreements", disagreements(judge["rows"])),
-              ("Errors", [row for row in judge["rows"] if row["outcome"] == "error"]))
+              ("Errors", error_rows(judge["rows"])))
     included = 0
     for title, chosen in listed:
         parts.append(f"<h3>{title} ({len(chosen)})</h3>")
