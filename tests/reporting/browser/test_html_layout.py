@@ -16,6 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
+from introspection_cli.reporting.model import build_report
+from introspection_cli.reporting.render_html import render_html
 from tests.evaluation.conftest import _clean_env, stub  # noqa: F401 (fixtures)
 from tests.labelling.browser.conftest import artifacts, browser  # noqa: F401 (fixtures)
 from tests.reporting.browser.test_html_report import html_report  # noqa: F401 (fixture)
@@ -104,6 +107,35 @@ def test_an_850_px_window_has_nothing_wider_than_itself(
     assert (_box(page, "details.row[open] .transcript")["y"]
             > _box(page, "details.row[open] .why")["y"])
     page.screenshot(path=str(artifacts / "eval-report-850.png"), full_page=True)
+    context.close()
+
+
+def _widest_split_table() -> dict[str, Any]:
+    """A report whose split table has every column (three samples a row: ``unstable``)
+    and a value in every cell but the empty test split's: each other split holds 2,400 rows
+    of all three labels, right and wrong."""
+    cases = (("pass", "pass"), ("pass", "fail"), ("fail", "fail"), ("fail", "pass"),
+             ("not_applicable", "not_applicable"), ("not_applicable", "pass"))
+    rows = [RowOutcome(line, f"conv_{line}", split, expected, outcome,
+                       (outcome, outcome, "pass"), outcome != "pass", "reasoning")
+            for line, (split, (expected, outcome)) in enumerate(
+                ((split, case) for split in ("train", "dev", None) for case in cases
+                 for _ in range(400)), start=1)]
+    return build_report(EvalRun("recipe", (JudgeRun("billing", "openai", "gpt-x",
+                                                     tuple(rows)),), Usage(), samples=3))
+
+
+def test_the_widest_split_table_fits_an_850_px_window(
+        browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    report = _widest_split_table()
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(report), encoding="utf-8")
+    context, page = _open(browser, page_file, 850)
+    splits = page.evaluate(TABLES)[0]
+    assert splits["name"] == "splits"
+    assert page.locator("table.splits td.null").count() == 4  # only the empty test split
+    assert page.locator("table.splits th").all_inner_texts()[5] == "unstable"
+    assert splits["width"] <= splits["box"] + 0.5, splits
     context.close()
 
 
