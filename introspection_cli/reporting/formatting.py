@@ -9,8 +9,8 @@ which rows count as disagreements.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from introspection_cli.reporting.baseline import (
     JudgeComparison,
@@ -26,6 +26,10 @@ from introspection_cli.reporting.model import HELD_OUT_HINT, held_out
 NULL = "—"
 #: Longest reasoning shown for one disagreement; the JSON report keeps it whole.
 REASONING_LIMIT = 280
+#: Disagreements the text and Markdown reports list per judge, and apart its errors (a
+#: run's errors often share one cause, and should not crowd out its disagreements); one
+#: line then says how many more and where they are. JSON and HTML list every row.
+LISTED_ROWS = 20
 #: Below this McNemar p-value a change in agreement is called unlikely to be chance.
 SIGNIFICANCE = 0.05
 #: Marks an interval's bound at the end of the scale, as written to three decimals (0 or
@@ -35,6 +39,7 @@ EDGE_MARK = "†"
 EDGE_NOTE = (f"{EDGE_MARK} a bound at the end of the scale (0 or 1, to three decimals): "
              "where the interval stops, not a measured value")
 _EDGES = frozenset({"0.000", "1.000", "+1.000", "-1.000"})
+_Listed = TypeVar("_Listed")
 
 # C0/C1 controls (ESC starts terminal escape sequences) and the bidirectional
 # overrides that can make displayed text read differently from what it is.
@@ -155,6 +160,38 @@ def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Rows scored against their label that disagree with it (errors are listed apart)."""
     return [row for row in rows
             if row["outcome"] != "error" and not agrees(row["expected"], row["outcome"])]
+
+
+def error_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Rows that ended as ``error``."""
+    return [row for row in rows if row["outcome"] == "error"]
+
+
+def first_listed(rows: Sequence[_Listed]) -> tuple[Sequence[_Listed], int]:
+    """The rows a text or Markdown report lists (the first :data:`LISTED_ROWS`) and how
+    many it leaves out."""
+    return rows[:LISTED_ROWS], max(0, len(rows) - LISTED_ROWS)
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def more_rows_note(left_out: int, noun: str, *, review: str | None = None,
+                   code: Callable[[str], str] = _as_is) -> str:
+    """``… 486 more disagreements not listed: see --html FILE or --format json (--output
+    REPORT.json); review them with introspection judges label --judge NAME --review
+    REPORT.json``: where the rows a text or Markdown report leaves out are. ``noun`` is
+    singular; ``review`` names the judge when ``judges label --review`` queues the rows
+    (disagreements, not errors); ``code`` marks up each flag and command (Markdown's
+    code spans)."""
+    plural = noun if left_out == 1 else noun + "s"
+    note = (f"… {left_out} more {plural} not listed: see {code('--html FILE')} or "
+            f"{code('--format json')} ({code('--output REPORT.json')})")
+    if review is not None:
+        note += "; review them with " + code(
+            f"introspection judges label --judge {clean(review)} --review REPORT.json")
+    return note
 
 
 

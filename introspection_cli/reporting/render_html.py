@@ -30,9 +30,9 @@ from introspection_cli.reporting.formatting import (
     NULL,
     comparison_cells,
     comparison_header,
-    count_columns,
     disagreements,
     edge_notes,
+    error_rows,
     format_bound,
     format_kappa,
     gate_sentence,
@@ -44,6 +44,7 @@ from introspection_cli.reporting.formatting import (
     model_comparison_title,
     provenance_line,
     scored_note,
+    stats_columns,
     unpaired_line,
     unpaired_summary,
     usage_sentence,
@@ -57,6 +58,7 @@ Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
 _INTERVALS = ("agreement", "na_agreement", "tpr", "tnr")
+_NULL_CELL = f'<td class="null">{NULL}</td>'
 
 
 def esc(text: object) -> str:
@@ -123,10 +125,11 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
     if judge.get("fingerprint"):
         parts.append(f'<p class="meta">Fingerprint <code>{esc(judge["fingerprint"])}</code></p>')
     parts += [*_splits(judge, unstable=several_samples(report)),
-              *_gates(judge_gates(report, judge["name"])),
-              *_models(judge), *_confusion(split_of(judge["splits"], SCORED)), *_rejected(judge)]
+              *_side_by_side(_gates(judge_gates(report, judge["name"])),
+                             _confusion(split_of(judge["splits"], SCORED))),
+              *_models(judge), *_rejected(judge)]
     listed = (("Disagreements", disagreements(judge["rows"])),
-              ("Errors", [row for row in judge["rows"] if row["outcome"] == "error"]))
+              ("Errors", error_rows(judge["rows"])))
     included = 0
     for title, chosen in listed:
         parts.append(f"<h3>{title} ({len(chosen)})</h3>")
@@ -150,25 +153,34 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
     return parts
 
 
+def _side_by_side(*blocks: list[str]) -> list[str]:
+    """Blocks a wide window shows next to each other (a narrow one, and print, one under
+    the other)."""
+    shown = [f"<div>{''.join(block)}</div>" for block in blocks if block]
+    return [f'<div class="pair">{"".join(shown)}</div>'] if shown else []
+
+
 def _row(row: Mapping[str, Any], key: str, missing: str | None) -> str:
     """One disagreement or error, folded: its reasoning or error, and its conversation."""
     outcome = row["outcome"] + (" (unstable)" if row["unstable"] else "")
     summary = (f"line {row['line']} <code>{untrusted(row['conversation_id'])}</code> expected "
                f"<span class=\"label\">{esc(row['expected'])}</span> got "
                f"<span class=\"label\">{esc(outcome)}</span>")
-    body = []
+    why = []
     if row["outcome"] == "error":
-        body.append('<p class="caption">Error</p><div class="error-text">'
-                    f'{untrusted(row["error"] or "no reason recorded")}</div>')
+        why.append('<p class="caption">Error</p><div class="error-text">'
+                   f'{untrusted(row["error"] or "no reason recorded")}</div>')
     elif row["reasoning"]:
-        body.append('<p class="caption">The model\'s reasoning</p>'
-                    f'<div class="reasoning">{untrusted(row["reasoning"])}</div>')
+        why.append('<p class="caption">The model\'s reasoning</p>'
+                   f'<div class="reasoning">{untrusted(row["reasoning"])}</div>')
     if len(row["samples"]) > 1:
-        body.append(f'<p class="muted">Samples: {esc(", ".join(row["samples"]))}</p>')
+        why.append(f'<p class="muted">Samples: {esc(", ".join(row["samples"]))}</p>')
     note = f' data-missing="{esc(missing)}"' if missing else ""
-    body.append('<p class="caption">The conversation</p>'
-                f'<div class="transcript" data-key="{esc(key)}"{note}></div>')
-    return f'<details class="row"><summary>{summary}</summary>{"".join(body)}</details>'
+    conversation = ('<p class="caption">The conversation</p>'
+                    f'<div class="transcript" data-key="{esc(key)}"{note}></div>')
+    # In a wide window the reasoning stands beside the conversation it is about.
+    return (f'<details class="row"><summary>{summary}</summary><div class="row-body">'
+            f'<div class="why">{"".join(why)}</div><div>{conversation}</div></div></details>')
 
 
 def _bar(interval: Mapping[str, float]) -> str:
@@ -180,37 +192,52 @@ def _bar(interval: Mapping[str, float]) -> str:
 
 
 def _interval(interval: Mapping[str, float] | None) -> str:
+    """An interval's cell: the bar over the value and its bounds (which wrap under the
+    value in a narrow window)."""
     if interval is None:
-        return f'<td>{NULL}</td><td class="wrap muted">no rows to score</td>'
-    text = (f"{interval['value']:.3f} <span class=\"muted\">({format_bound(interval['low'])}–"
-            f"{format_bound(interval['high'])})</span>")
-    return f'<td>{_bar(interval)}</td><td class="wrap">{text}</td>'
+        return _NULL_CELL
+    return (f'<td class="iv"><span class="stat">{_bar(interval)}<span><span class="nw">'
+            f"{interval['value']:.3f}</span> <span class=\"nw muted bounds\">"
+            f"({format_bound(interval['low'])}–{format_bound(interval['high'])})</span>"
+            "</span></span></td>")
+
+
+def _column(name: str) -> str:
+    """A column name that may wrap after an underscore (``na_agreement``) in a narrow window."""
+    return esc(name).replace("_", "_<wbr>")
+
+
+def _split_cell(stats: Mapping[str, Any], column: str) -> str:
+    if column in _INTERVALS:
+        return _interval(stats[column])
+    if column == "kappa":
+        return f"<td>{format_kappa(stats['kappa'])}</td>"
+    return f"<td>{stats[column]}</td>"
 
 
 def _splits(judge: Mapping[str, Any], *, unstable: bool) -> list[str]:
-    columns = count_columns(unstable)
-    counts = ["<h3>Splits</h3>", '<div class="scroll"><table><thead><tr><th>split</th>'
-              + "".join(f"<th>{name}</th>" for name in columns)
-              + "<th>kappa</th></tr></thead><tbody>"]
-    bars = ['<div class="scroll"><table class="intervals"><thead><tr><th>split</th>'
-            "<th>statistic</th><th>Wilson 95% interval</th><th>value</th></tr></thead><tbody>"]
+    """One row per split, the columns of the text report, each interval drawn as a bar."""
+    columns = stats_columns(unstable)
+    rows = []
     for split in REPORT_SPLITS:
         stats = split_of(judge["splits"], split)
         note = held_out_note(stats)
         if note is not None:
-            counts.append(f'<tr><td>{split}</td><td colspan="{len(columns) + 1}" class="wrap">'
-                          f'{esc(note)}</td></tr>')
-            continue
-        counts.append(f"<tr><td>{split}</td>" + "".join(
-            f"<td>{stats[key]}</td>" for key in columns)
-            + f"<td>{format_kappa(stats['kappa'])}</td></tr>")
-        if stats["n"]:
-            bars += [f"<tr><td>{split}</td><td>{name}</td>{_interval(stats[name])}</tr>"
-                     for name in _INTERVALS]
-    notes = "".join(f'<p class="muted">{esc(note)}.</p>' for note in edge_notes(bars))
-    return [*counts, "</tbody></table></div>",
-            f'<p class="muted">{esc(scored_note(judge["splits"]))}.</p>',
-            *bars, "</tbody></table></div>", notes]
+            rows.append(f'<tr><td>{split}</td><td colspan="{len(columns) - 1}" class="wrap">'
+                        f"{esc(note)}</td></tr>")
+        else:
+            rows.append(f"<tr><td>{split}</td>"
+                        + "".join(_split_cell(stats, column) for column in columns[1:]) + "</tr>")
+    notes = [scored_note(judge["splits"]), *edge_notes(rows)]
+    if any(_NULL_CELL in row for row in rows):
+        notes.append(f"{NULL} no row to score: the statistic's denominator is empty")
+    head = "".join(f"<th>{_column(name)}</th>" for name in columns)
+    return ["<h3>Splits</h3>",
+            f'<p class="muted">{", ".join(_INTERVALS)}: the value and its Wilson 95% interval, '
+            "drawn from the lower to the upper bound with a tick at the value.</p>",
+            f'<div class="scroll"><table class="splits"><thead><tr>{head}</tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table></div>",
+            *(f'<p class="muted">{esc(note)}.</p>' for note in notes)]
 
 
 def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -280,19 +307,19 @@ def _baseline_judge(judge: JudgeComparison) -> list[str]:
     model = (f" <span class=\"muted\">model {esc(judge.model_before)} → "
              f"{esc(judge.model_after)}</span>" if judge.model_before != judge.model_after else "")
     header = comparison_header(judge)
-    head = "".join(f"<th>{name}</th>" for name in header)
+    head = "".join(f"<th>{_column(name)}</th>" for name in header)
     rows = []
     for split in judge.splits:
         if split.held_out:
             rows.append(f'<tr><td>{split.split}</td><td colspan="{len(header) - 1}" '
                         f'class="wrap">held out {esc(split.held_out)}</td></tr>')
             continue
-        rows.append("<tr>" + "".join(f"<td>{esc(text)}</td>" for text in comparison_cells(split))
-                    + "</tr>")
+        rows.append("<tr>" + "".join(f"<td>{_wrappable(text)}</td>"
+                                     for text in comparison_cells(split)) + "</tr>")
     tests = [mcnemar_sentence(test) for test in judge.tests]
     parts = [f"<h3><code>{esc(judge.name)}</code>{model}</h3>",
-             f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
-             "</tbody></table></div>",
+             f'<div class="scroll"><table class="deltas"><thead><tr>{head}</tr></thead><tbody>'
+             f'{"".join(rows)}</tbody></table></div>',
              "<ul>" + "".join(f"<li>{esc(sentence)}.</li>" for sentence in tests) + "</ul>",
              *(f'<p class="muted">{esc(note)}.</p>' for note in edge_notes(tests))]
     if judge.unpaired:
@@ -313,6 +340,15 @@ def _baseline_judge(judge: JudgeComparison) -> list[str]:
         parts.append(f"<details><summary>Rows whose split changed ({len(judge.split_changes)})"
                      f"</summary><ul>{items}</ul></details>")
     return parts
+
+
+def _wrappable(cell: str) -> str:
+    """A change (``0.929 → 0.857 (-0.071)``) that a narrow window may wrap before its
+    difference, and nowhere else."""
+    change, space, difference = cell.partition(" (")
+    if not space:
+        return esc(cell)
+    return f'<span class="nw">{esc(change)}</span> <span class="nw">({esc(difference)}</span>'
 
 
 def _footer(report: Mapping[str, Any]) -> str:

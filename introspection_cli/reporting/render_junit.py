@@ -26,6 +26,7 @@ from introspection_cli.reporting.formatting import (
     clean,
     disagreements,
     edge_notes,
+    error_rows,
     format_interval,
     format_kappa,
     gate_sentence,
@@ -142,7 +143,7 @@ def _summary_lines(judge: Mapping[str, Any]) -> list[str]:
                          f"tnr {format_interval(stats['tnr'])}")
     lines += [scored_note(judge["splits"]), *edge_notes(lines)]
     lines += _row_lines("disagreement", disagreements(judge["rows"]))
-    lines += _row_lines("error", [row for row in judge["rows"] if row["outcome"] == "error"])
+    lines += _row_lines("error", error_rows(judge["rows"]))
     return lines
 
 

@@ -1,10 +1,11 @@
 """The GitHub-flavoured Markdown rendering of an eval report, for pull-request comments.
 
 A table of splits per judge, the confusion matrix and the rejected,
-disagreeing and error rows (long lists folded in ``<details>``), usage, and
-the baseline comparison when there is one. Untrusted text (reasoning,
-conversation ids, messages) is escaped so it cannot break a table or inject
-markup into the comment.
+disagreeing and error rows (long lists folded in ``<details>``; the first
+:data:`~.formatting.LISTED_ROWS` disagreements and errors, then a line saying
+where the rest are), usage, and the baseline comparison when there is one.
+Untrusted text (reasoning, conversation ids, messages) is escaped so it
+cannot break a table or inject markup into the comment.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from introspection_cli.reporting.formatting import (
     comparison_header,
     disagreements,
     edge_notes,
+    error_rows,
+    first_listed,
     gate_sentence,
     held_out_note,
     judge_gates,
@@ -29,6 +32,7 @@ from introspection_cli.reporting.formatting import (
     model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
+    more_rows_note,
     provenance_line,
     scored_note,
     stats_cells,
@@ -127,19 +131,28 @@ def _row_lists(judge: Mapping[str, Any]) -> list[str]:
         lines += ["", *_folded("Rejected rows", table, len(rejected))]
     disagreeing = disagreements(judge["rows"])
     if disagreeing:
+        shown, left_out = first_listed(disagreeing)
         table = _table(("line", "conversation", "expected", "outcome", "reasoning"),
                        [[str(r["line"]), cell(r["conversation_id"]), r["expected"],
                          r["outcome"] + (" (unstable)" if r["unstable"] else ""),
-                         cell(r["reasoning"] or "", REASONING_LIMIT)] for r in disagreeing])
+                         cell(r["reasoning"] or "", REASONING_LIMIT)] for r in shown])
+        table += _more(left_out, "disagreement", review=judge["name"])
         lines += ["", *_folded("Disagreements", table, len(disagreeing))]
-    errors = [row for row in judge["rows"] if row["outcome"] == "error"]
+    errors = error_rows(judge["rows"])
     if errors:
+        shown, left_out = first_listed(errors)
         table = _table(("line", "conversation", "expected", "error"),
                        [[str(r["line"]), cell(r["conversation_id"]), r["expected"],
                          cell(r["error"] or "no reason recorded", REASONING_LIMIT)]
-                        for r in errors])
+                        for r in shown])
+        table += _more(left_out, "error")
         lines += ["", *_folded("Errors", table, len(errors))]
     return lines
+
+
+def _more(left_out: int, noun: str, *, review: str | None = None) -> list[str]:
+    """The paragraph under a cut list saying where its other rows are (none if it is whole)."""
+    return ["", more_rows_note(left_out, noun, review=review, code=code) + "."] if left_out else []
 
 
 def comparison_markdown(comparison: Comparison) -> list[str]:

@@ -21,6 +21,8 @@ from introspection_cli.reporting.formatting import (
     comparison_header,
     disagreements,
     edge_notes,
+    error_rows,
+    first_listed,
     gate_sentence,
     held_out_note,
     judge_gates,
@@ -28,6 +30,7 @@ from introspection_cli.reporting.formatting import (
     model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
+    more_rows_note,
     provenance_line,
     scored_note,
     stats_cells,
@@ -72,7 +75,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "
 
 def render_text(report: Mapping[str, Any], *, color: bool) -> str:
     """The human-readable report: per judge, the split table, confusion, rejected rows,
-    disagreements and errors; then usage."""
+    disagreements and errors (the first :data:`~.formatting.LISTED_ROWS` of each, then a line saying
+    where the rest are); then usage."""
     paint = _Painter(color)
     lines = [paint(f"recipe {clean(report['recipe'])}", "bold"), provenance_line(report)]
     if not report["judges"]:
@@ -115,26 +119,35 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS],
                     indent="    ")
-    for title, style, items, describe in _sections(judge):
+    for title, style, items, describe, note in _sections(judge):
         if items:
             lines += ["", paint(f"  {title} ({len(items)})", style)]
-            for item in items:
+            shown, left_out = first_listed(items) if note else (items, 0)
+            for item in shown:
                 lines.extend("    " + text for text in describe(item))
+            if note is not None and left_out:
+                lines.append("    " + note(left_out))
     return lines
 
 
-_Section = tuple[str, str, Sequence[Mapping[str, Any]], Callable[[Mapping[str, Any]], list[str]]]
+#: A list of rows: its title, colour, rows, how one row is written, and (for a list cut
+#: after :data:`LISTED_ROWS`) the line saying where the rest are.
+_Section = tuple[str, str, Sequence[Mapping[str, Any]], Callable[[Mapping[str, Any]], list[str]],
+                 Callable[[int], str] | None]
 
 
 def _sections(judge: Mapping[str, Any]) -> list[_Section]:
-    errors = [row for row in judge["rows"] if row["outcome"] == "error"]
+    # Rejected rows are all listed: each is a problem in the data, to fix before the
+    # next run, as check lists every problem.
     return [
         ("rejected rows", "red", judge["rejected"],
-         lambda r: [f"line {r['line']}: [{r['code']}] {clean(r['message'])}"]),
-        ("disagreements", "yellow", disagreements(judge["rows"]), _disagreement_lines),
-        ("errors", "red", errors,
+         lambda r: [f"line {r['line']}: [{r['code']}] {clean(r['message'])}"], None),
+        ("disagreements", "yellow", disagreements(judge["rows"]), _disagreement_lines,
+         lambda left_out: more_rows_note(left_out, "disagreement", review=judge["name"])),
+        ("errors", "red", error_rows(judge["rows"]),
          lambda r: [f"line {r['line']} {clean(r['conversation_id'])}: expected {r['expected']}, "
-                    f"error: {clean(r['error'] or 'no reason recorded', REASONING_LIMIT)}"]),
+                    f"error: {clean(r['error'] or 'no reason recorded', REASONING_LIMIT)}"],
+         lambda left_out: more_rows_note(left_out, "error")),
     ]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from introspection_cli.fixture import verify_calibration_file
 from introspection_cli.recipe.model import Recipe
-from introspection_cli.reporting.formatting import disagreements
+from introspection_cli.reporting.formatting import disagreements, error_rows
 
 
 def shown_transcripts(recipe: Recipe, report: Mapping[str, Any]
@@ -26,7 +26,7 @@ def shown_transcripts(recipe: Recipe, report: Mapping[str, Any]
     for judge in report["judges"]:
         wanted = {row["line"]: row for row in (
             *disagreements(judge["rows"]),
-            *(row for row in judge["rows"] if row["outcome"] == "error"))}
+            *error_rows(judge["rows"]))}
         definition = recipe.judges.get(judge["name"])
         if not wanted or definition is None:
             continue

@@ -1,7 +1,10 @@
 /* The HTML eval report's only behaviour: a row's conversation transcript is drawn
  * (by IntrospectionTranscript, DOM APIs and textContent only) when its row is
- * unfolded, or for every row before printing. The conversations arrive as JSON data
- * in the application/json element #report-data, never as markup. */
+ * unfolded. Before printing every fold opens (rows, the baseline's lists, a
+ * transcript's own folds) so paper loses nothing, and closes again after; only a
+ * text's "Show all N characters" (over 65,536 of them) stays folded: the print shows
+ * its first 65,536 and the count. The conversations arrive as JSON data in the
+ * application/json element #report-data, never as markup. */
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
@@ -34,6 +37,16 @@
   var collapse = document.getElementById("collapse-all");
   if (expand) expand.addEventListener("click", function () { setAll(true); });
   if (collapse) collapse.addEventListener("click", function () { setAll(false); });
-  window.addEventListener("beforeprint", function () { setAll(true); });
+  var openedForPrint = [];
+  window.addEventListener("beforeprint", function () {
+    rows.forEach(draw);
+    openedForPrint = Array.prototype.slice.call(
+      document.querySelectorAll("details:not([open]):not(.ix-more)"));
+    openedForPrint.forEach(function (details) { details.open = true; });
+  });
+  window.addEventListener("afterprint", function () {
+    openedForPrint.forEach(function (details) { details.open = false; });
+    openedForPrint = [];
+  });
   document.documentElement.setAttribute("data-ready", "true");
 })();

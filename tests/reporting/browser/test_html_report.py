@@ -133,13 +133,20 @@ def test_the_report_renders_every_section_offline_and_stays_inert(
     judge = page.locator("section.judge")
     assert judge.count() == 1
     headings = judge.locator("h3").all_inner_texts()
-    assert headings == ["Splits", "Gates", "Models compared", "Confusion on split scored",
+    assert headings == ["Splits", "Gates", "Confusion on split scored", "Models compared",
                         "Disagreements (2)", "Errors (1)"]
-    # Intervals as bars: agreement, tpr, tnr on dev (no row there is labelled
-    # not_applicable) and all four on scored; unsplit has only na_agreement (its rows are a
-    # gated not_applicable and an error: agreement, tpr and tnr are null).
-    assert judge.locator("table.intervals svg.bar").count() == 8
-    assert judge.locator("table.intervals td:text('no rows to score')").count() == 4
+    # One row per split; intervals as bars: agreement, tpr, tnr on dev (no row there is
+    # labelled not_applicable) and all four on scored; unsplit has only na_agreement (its
+    # rows are a gated not_applicable and an error: agreement, tpr and tnr are null); the
+    # empty train split has none, and test is held out.
+    splits = judge.locator("table.splits tbody tr")
+    assert [row.split("\t")[0] for row in splits.all_inner_texts()] == [
+        "train", "dev", "test", "unsplit", "scored"]
+    assert judge.locator("table.splits svg.bar").count() == 8
+    assert judge.locator("table.splits td.null").count() == 4 + 1 + 3
+    assert "— no row to score" in judge.inner_text()
+    dev = splits.nth(1).locator("td.iv").first.inner_text().split()
+    assert dev[0] == "0.857" and dev[1].startswith("(0.") and dev[1].endswith(")")
     assert judge.locator("table.heat td.cell").count() == 15
     assert judge.locator("table.heat td.agree").count() == 4
     gates = judge.locator("ul.gates li").all_inner_texts()
@@ -198,7 +205,7 @@ def test_the_page_holds_no_markup_from_untrusted_text(html_report: Path) -> None
 
 
 def test_docs_screenshot(html_report: Path, browser: Any, artifacts: Path) -> None:  # noqa: F811
-    context = browser.new_context(viewport={"width": 900, "height": 1250})
+    context = browser.new_context(viewport={"width": 1280, "height": 1180})
     page = context.new_page()
     page.goto(html_report.as_uri())
     page.wait_for_selector("html[data-ready=true]")
