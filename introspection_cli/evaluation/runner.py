@@ -49,7 +49,7 @@ from introspection_cli.evaluation.providers import (
 )
 from introspection_cli.evaluation.slots import RowSlots, Slot, remembered_rows, row_slots
 from introspection_cli.evaluation.stopped import AuthAbort, ProviderStopped, ResultNotCollected
-from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
+from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, parse_reply
 from introspection_cli.evaluation.voting import SampleResult, decide
 from introspection_cli.gcpause import collector_paused
 from introspection_cli.recipe.model import Recipe
@@ -449,7 +449,7 @@ class _Execution:
                                first: Mapping[str, Sequence[RowSlots]],
                                streams: Mapping[str, AsyncIterator[RowSlots]]) -> None:
         """Every uncached sample through its provider's batch API (``--batch``)."""
-        from introspection_cli.evaluation.batch import BatchItem
+        from introspection_cli.evaluation.batch import BatchItem, NoBatchApi
         from introspection_cli.evaluation.batch.dispatch import send_in_batches
         from introspection_cli.evaluation.batch.sink import SlotSink
 
@@ -472,9 +472,13 @@ class _Execution:
         except ProviderAuthError as exc:
             raise ConfigError(f"{exc}; the run was stopped before collecting the remaining "
                               "rows") from exc
+        except NoBatchApi as exc:
+            raise ConfigError(str(exc)) from exc
 
-    def settle(self, slot: Slot, reply: ModelReply | ProviderError) -> None:
-        """Turn a call's reply or error into the slot's result (and cache a verdict)."""
+    def settle(self, slot: Slot, reply: ModelReply | ProviderError,
+               parsed: ParsedVerdict | InvalidReply | None = None) -> None:
+        """Turn a call's reply or error into the slot's result (and cache a verdict);
+        ``parsed`` is the reply's verdict when it has been parsed already (a batch's)."""
         # Sent and answered: a stopped sample never was, an uncollected one is counted
         # by the run that collects it.
         if not isinstance(reply, ProviderStopped | ResultNotCollected):
@@ -497,7 +501,8 @@ class _Execution:
             self.sample_errors += 1
         else:
             self._count_tokens(reply, self.plan_usage[id(slot.plan)])
-            parsed = parse_reply(reply)
+            if parsed is None:
+                parsed = parse_reply(reply)
             if isinstance(parsed, ParsedVerdict):
                 slot.result = SampleResult(parsed)
                 if self.worker is not None:

@@ -10,16 +10,13 @@ import pytest
 
 from introspection_cli.evaluation.batch import BatchOptions
 from tests.conftest import run_cli
+from tests.evaluation import test_batch_runner
+from tests.evaluation.conftest import SENTINEL_KEY, UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_batch_server import StubBatchServer
 from tests.evaluation.test_batch_cli import env_for, eval_args
-from tests.evaluation.test_batch_runner import (
-    PROVIDERS,
-    batch_run,
-    batch_stub,  # noqa: F401 - the fixture
-    outcomes,
-    recipe_of,
-)
-from tests.evaluation.conftest import SENTINEL_KEY, UNGATED_JUDGE, fixture_row, write_recipe
+from tests.evaluation.test_batch_runner import PROVIDERS, batch_run, outcomes, recipe_of
+
+batch_stub = test_batch_runner.batch_stub  # the fixture: the stub, and the SDKs' env on it
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -137,7 +134,7 @@ def test_an_oversized_batch_object_is_named_not_taken_for_a_long_wait(
 
 
 @pytest.mark.parametrize(("provider", "path"), [("openai", "/files"),
-                                                ("anthropic", "/messages/batches")])
+                                                ("anthropic", "/v1/messages/batches")])
 def test_an_endpoint_without_a_batch_api_is_named_so(provider: str, path: str, tmp_path: Path,
                                                      batch_stub: StubBatchServer) -> None:
     batch_stub.batch_api = False
