@@ -39,6 +39,7 @@ import email.policy
 import itertools
 import json
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -81,6 +82,9 @@ class StubBatchServer:
         #: Cleared: batches stay in_progress however often they are polled.
         self.hold = threading.Event()
         self.hold.set()
+        #: Cleared: direct calls are not answered until it is set again.
+        self.direct_hold = threading.Event()
+        self.direct_hold.set()
         self.batches: dict[str, StubBatch] = {}
         self.files: dict[str, bytes] = {}
         self.creations: Counter[str] = Counter()
@@ -99,6 +103,10 @@ class StubBatchServer:
         self.extra_output = b""
         #: Cleared: the files and batch endpoints answer 404, as a server without them does.
         self.batch_api = True
+        #: Seconds each batch creation waits before it is answered, and how many have
+        #: been asked for (two runs racing to create the same batch).
+        self.creation_delay = 0.0
+        self.creation_attempts = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
@@ -361,6 +369,10 @@ def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
                 return (self._json(200, stub.upload(content)) if content is not None
                         else self._json(400, {"error": {"message": "no file part"}}))
             body = json.loads(raw or b"{}")
+            if path in ("/v1/batches", "/v1/messages/batches"):
+                with stub._lock:
+                    stub.creation_attempts += 1
+                time.sleep(stub.creation_delay)
             if path in ("/v1/batches", "/v1/messages/batches") and stub.take("creations"):
                 return self._json(500, {"error": {"message": "stub: creation failed"}})
             if path == "/v1/batches":
@@ -373,6 +385,7 @@ def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
             request = RecordedRequest(api, path, body)
             with stub._lock:
                 stub.requests.append(request)
+            stub.direct_hold.wait(60)
             reply = marker_reply(request, 0, hang_seconds=0)
             return self._json(reply.status, reply.body)
 
