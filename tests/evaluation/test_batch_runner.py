@@ -252,7 +252,7 @@ def test_the_store_holds_no_key_and_no_prompt(tmp_path: Path,
     cache = tmp_path / "cache"
     batch_run(recipe_of(tmp_path, ["VERDICT:pass secret-conversation-text"]),
               batch=BatchOptions(poll_interval=0.01, max_wait=0), cache_dir=cache)
-    stored = b"".join(p.read_bytes() for p in cache.iterdir())
+    stored = b"".join(p.read_bytes() for p in cache.rglob("*") if p.is_file())
     assert SENTINEL_KEY.encode() not in stored
     assert b"secret-conversation-text" not in stored
 

@@ -15,7 +15,7 @@ batch running at the provider: the next run resumes it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -66,6 +66,24 @@ class ResultSink(Protocol[Held]):
         """Store everything accepted so far; False when some of it could not be stored."""
 
 
+class Waited(Protocol):
+    """Requests other live runs on the cache are asking for (:mod:`...sharing`): this
+    run waits for their results instead of sending them."""
+
+    def keys(self) -> Collection[str]:
+        """The keys still waited for."""
+
+    def forget(self, keys: Collection[str]) -> None:
+        """Stop waiting for ``keys``: their results come from a batch this run tracks."""
+
+    async def check(self) -> Mapping[str, Sequence[BatchItem]]:
+        """Settle those whose verdicts reached the cache; the items (by provider) their
+        runs let go of, now this run's to send."""
+
+    async def pause(self) -> None:
+        """Sleep until it is time to check again."""
+
+
 @dataclass
 class _Tracked:
     backend: BatchBackend
@@ -96,9 +114,11 @@ class _Run:
 async def send_in_batches(items: Mapping[str, Sequence[BatchItem]],
                           settings: Mapping[str, ProviderSettings], *, store_dir: Path,
                           options: BatchOptions, sink: ResultSink[Any],
-                          events: BatchEvents | None = None) -> BatchRunResult:
+                          events: BatchEvents | None = None,
+                          waited: Waited | None = None) -> BatchRunResult:
     """Get a result for every item (by provider name) into ``sink`` through that
-    provider's batch API; batch ids are kept in ``store_dir``.
+    provider's batch API; batch ids are kept in ``store_dir``. The requests ``waited``
+    holds are other runs': found in their batches, in the cache, or sent once let go.
 
     A rejected API key raises :class:`ProviderAuthError`, an endpoint without batch
     endpoints :class:`NoBatchApi`; every other failure becomes the result of the
@@ -108,13 +128,17 @@ async def send_in_batches(items: Mapping[str, Sequence[BatchItem]],
     run = _Run(store, sink, events, options,
                {item.key: item.request.tool_name for group in items.values() for item in group})
     backends: dict[str, BatchBackend] = {}
+    sharing = waited is not None and bool(waited.keys())
     try:
-        for name in items:
-            if items[name]:
+        for name in settings:
+            if items.get(name) or sharing:
                 backends[name] = create_backend(name, settings[name])
         tracked: list[_Tracked] = []
         for name, backend in backends.items():
-            tracked += await _resume(run, backend, {item.key: item for item in items[name]})
+            tracked += await _resume(run, backend,
+                                     {item.key: item for item in items.get(name, ())})
+        if waited is not None and sharing:
+            tracked += await _share(run, backends, waited, {b.batch_id for b in tracked})
         if tracked and events is not None:
             events.waiting(len(tracked), options)
         await _wait_and_collect(run, tracked)
@@ -122,7 +146,8 @@ async def send_in_batches(items: Mapping[str, Sequence[BatchItem]],
         store.close()
         for backend in backends.values():
             await backend.aclose()
-    return BatchRunResult((*store.warnings, *run.warnings), tuple(run.still_running))
+    warnings = dict.fromkeys((*store.warnings, *run.warnings))  # a store read may fail often
+    return BatchRunResult(tuple(warnings), tuple(run.still_running))
 
 
 def create_backend(provider: str, settings: ProviderSettings) -> BatchBackend:
@@ -158,6 +183,32 @@ async def _resume(run: _Run, backend: BatchBackend, needed: dict[str, BatchItem]
         batch = await _submit(run, backend, chunk, encoded)
         if batch is not None:
             tracked.append(batch)
+    return tracked
+
+
+async def _share(run: _Run, backends: Mapping[str, BatchBackend], waited: Waited,
+                 tracking: set[str]) -> list[_Tracked]:
+    """Wait for the requests other live runs are asking for: each is found in a batch
+    one of them submitted (tracked here too), reaches the cache, or is let go by its
+    run and then sent in this run's own batch. ``tracking``: the ids tracked already."""
+    tracked: list[_Tracked] = []
+    while waited.keys():
+        for backend in backends.values():
+            for stored in run.store.open_batches(backend.provider, waited.keys()):
+                if stored.batch_id not in tracking:
+                    batch = await _look_up(run, backend, stored)
+                    if batch is None:
+                        continue
+                    tracking.add(batch.batch_id)
+                    tracked.append(batch)
+                waited.forget(stored.keys)
+        if not waited.keys():
+            break
+        await waited.pause()
+        for provider, freed in (await waited.check()).items():
+            mine = await _resume(run, backends[provider], {item.key: item for item in freed})
+            tracking.update(batch.batch_id for batch in mine)
+            tracked += mine
     return tracked
 
 
