@@ -22,8 +22,9 @@ class CacheWorker:
     worker thread, in order, so the loop never waits for the disk or a lock.
 
     With a :class:`~introspection_cli.evaluation.claims.ClaimBoard`, the keys a lookup
-    misses are claimed for this run (:meth:`lookup_claiming`), and a claim is let go
-    once its verdict is written or its sample :meth:`release`\\ d.
+    misses are claimed for this run (:meth:`lookup_claiming`); a claim whose sample
+    ends without a verdict is let go (:meth:`release`), the others when the run ends
+    (a waiting run finds a verdict in the cache first, claimed or not).
     """
 
     def __init__(self, cache: VerdictCache, claims: ClaimBoard | None = None) -> None:
@@ -79,8 +80,7 @@ class CacheWorker:
         return loop.run_in_executor(self._executor, self.cache.get_memos, memos)
 
     def put(self, key: str, verdict: ParsedVerdict, memo: str | None = None) -> None:
-        """Queue a verdict; a full batch is handed to the worker, not waited for (its
-        claim is let go once it is written)."""
+        """Queue a verdict; a full batch is handed to the worker, not waited for."""
         self._queue((key, verdict.verdict, verdict.reasoning, memo))
 
     def remember(self, memo: str, key: str) -> None:
@@ -113,11 +113,10 @@ class CacheWorker:
         self._executor.submit(self._write, batch, released)
 
     def _write(self, batch: Sequence[Entry], released: Sequence[str]) -> None:
-        """Write ``batch``, then let go of its keys' claims (and of ``released``): a run
-        waiting for one finds its verdict once the claim is gone."""
+        """Write ``batch``, and let go of the claims on ``released``."""
         self.cache.write(batch)
         if self.claims is not None:
-            self.claims.release([*(entry[0] for entry in batch if entry[1]), *released])
+            self.claims.release(released)
 
     async def flush(self) -> bool:
         """Write what is queued now; False when some verdicts could not be written (or the

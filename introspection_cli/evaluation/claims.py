@@ -7,10 +7,12 @@ request the verdict cache does not hold, it *claims* the request's cache key in
 sent but waited for (:mod:`.sharing`): its verdict reaches the cache, or the claim
 is let go without one (the other run got an error, or ended) and is taken over.
 
-A claim is let go when its verdict has been written to the cache, when its sample
-ends in an error, and when the run ends. A killed run lets go of nothing, so a claim
-is only as good as its owner is alive: each run holds an exclusive ``flock`` on its
-own file beside the board (``claims.sqlite3.<run>.lock``) for as long as it lives,
+A waiting run looks in the cache first: a verdict there settles a sample whether
+or not its claim is still held, so a claim need only be let go when its sample
+ends without a verdict (an error), and, all at once, when the run ends (one
+statement, not a transaction per verdict). A killed run lets go of nothing, so a
+claim is only as good as its owner is alive: each run holds an exclusive ``flock``
+on its own file beside the board (``claims.sqlite3.<run>.lock``) for as long as it lives,
 and the kernel drops that lock when the process dies, however it dies. A claim
 whose owner's file is not locked is stale and is taken over. (A lock, not a pid:
 pids are reused.) The file is locked before it gets its name, so a named file that
@@ -43,8 +45,9 @@ _CHUNK = 500
 _OWNER = re.compile(r"[0-9a-f]{16}")
 _CLAIMANT = re.compile(rf"{re.escape(CLAIMS_FILE)}\.([0-9a-f]{{16}})\.lock")
 _HELD_BY_OTHERS = "SELECT key, owner FROM claims WHERE owner != ? AND key IN "
+_RELEASE = "DELETE FROM claims WHERE owner = ? AND key IN "
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS owners (
     owner TEXT PRIMARY KEY,
     pid INTEGER NOT NULL,
@@ -108,15 +111,17 @@ class ClaimBoard:
         return {key: holders.get(owner, Claimant(0, "?")) for key, owner in others.items()}
 
     def release(self, keys: Iterable[str]) -> None:
-        """Let go of this run's claims on ``keys`` (verdict written, or an error)."""
+        """Let go of this run's claims on ``keys`` (their samples ended in errors)."""
         mine = [key for key in dict.fromkeys(keys) if key in self._held]
         if not mine or self._db is None:
             return
         self._held.difference_update(mine)
         try:
             with self._transaction(self._db) as db:
-                db.executemany("DELETE FROM claims WHERE key = ? AND owner = ?",
-                               [(key, self._owner) for key in mine])
+                for start in range(0, len(mine), _CHUNK):
+                    chunk = mine[start:start + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    db.execute(_RELEASE + f"({marks})", (self._owner, *chunk))
         except sqlite3.Error as exc:  # held until this run ends: then stale
             self._give_up(exc)
 

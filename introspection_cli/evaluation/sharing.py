@@ -36,17 +36,19 @@ class Waiting:
         self._worker = worker
         self._settle = settle
         self._slots: dict[str, list[Slot]] = {}
+        self._count = 0  # slots in _slots (the progress line asks often)
         self._interval = _FIRST_INTERVAL
         self._next = 0.0
 
     def __len__(self) -> int:
-        return sum(len(slots) for slots in self._slots.values())
+        return self._count
 
     def add(self, slot: Slot) -> None:
         """Wait for ``slot``'s verdict (its request is held by ``slot.held_by``)."""
         if not self._slots:
             self._next = asyncio.get_running_loop().time() + self._interval
         self._slots.setdefault(slot.key, []).append(slot)
+        self._count += 1
 
     def keys(self) -> Collection[str]:
         """The keys waited for."""
@@ -55,7 +57,7 @@ class Waiting:
     def forget(self, keys: Collection[str]) -> None:
         """Stop waiting for ``keys``: their results come another way (a batch resumed)."""
         for key in keys:
-            self._slots.pop(key, None)
+            self._count -= len(self._slots.pop(key, ()))
 
     def due(self) -> bool:
         """Whether it is time to look again."""
@@ -72,14 +74,15 @@ class Waiting:
         found, held = await self._worker.lookup_claiming(list(self._slots))
         freed: list[Slot] = []
         for key in list(self._slots):
-            if key in found:
-                for slot in self._slots.pop(key):
+            if key in found or key not in held:
+                slots = self._slots.pop(key)
+                self._count -= len(slots)
+                for slot in slots:
                     slot.held_by = None
-                    self._settle(slot, found[key])
-            elif key not in held:
-                for slot in self._slots.pop(key):
-                    slot.held_by = None
-                    freed.append(slot)
+                    if key in found:
+                        self._settle(slot, found[key])
+                    else:
+                        freed.append(slot)
         self._interval = (_FIRST_INTERVAL if found or freed
                           else min(self._interval * _GROWTH, _LONGEST_INTERVAL))
         self._next = asyncio.get_running_loop().time() + self._interval
