@@ -105,7 +105,8 @@ class _Run:
     sink: ResultSink[Any]
     events: BatchEvents | None
     options: BatchOptions
-    tool_names: Mapping[str, str]
+    #: Each request's forced tool, by key (the requests this run sends).
+    tool_names: dict[str, str]
     still_running: list[str] = field(default_factory=list)
     #: Batches whose results did not match their requests, a line each.
     warnings: list[str] = field(default_factory=list)
@@ -206,6 +207,7 @@ async def _share(run: _Run, backends: Mapping[str, BatchBackend], waited: Waited
             break
         await waited.pause()
         for provider, freed in (await waited.check()).items():
+            run.tool_names.update((item.key, item.request.tool_name) for item in freed)
             mine = await _resume(run, backends[provider], {item.key: item for item in freed})
             tracking.update(batch.batch_id for batch in mine)
             tracked += mine
