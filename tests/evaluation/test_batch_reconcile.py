@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from introspection_cli.evaluation.batch import BatchOptions
 from tests.conftest import run_cli
@@ -156,3 +158,65 @@ def test_requests_of_a_batch_never_created_are_not_counted_as_sent(
     assert [outcome for outcome, _ in outcomes(result)] == ["error", "error"]
     assert result.run.usage.requests == result.run.usage.batch_requests == 0
     assert result.run.judges[0].usage.requests == 0
+
+
+def test_a_result_is_held_until_reconciled_as_its_verdict_and_tokens_only() -> None:
+    from introspection_cli.evaluation.batch.sink import SlotSink
+    from introspection_cli.evaluation.outcomes import Usage
+    from introspection_cli.evaluation.providers.interface import ModelReply
+    from introspection_cli.evaluation.verdict import ParsedVerdict
+
+    sink: SlotSink[object] = SlotSink({}, lambda *_: None, cache=None, usage=Usage())
+    arguments = json.dumps({"verdict": "pass", "reasoning": "r" * 3_000_000})
+    held = sink.hold(ModelReply(arguments, "t" * 1_000_000, input_tokens=7, output_tokens=3))
+    assert not isinstance(held, Exception)
+    assert held.reply.tool_arguments is None and held.reply.text is None
+    assert (held.reply.input_tokens, held.reply.output_tokens) == (7, 3)
+    assert isinstance(held.parsed, ParsedVerdict) and held.parsed.verdict == "pass"
+    assert len(held.parsed.reasoning.encode()) <= 16 * 1024  # the reply's 3 MB let go
+
+
+@given(st.lists(st.tuples(st.sampled_from(["k0", "k1", "k2", "k3", "other"]),
+                          st.sampled_from(["reply", "error", "torn", "too large", "anonymous"])),
+                max_size=12))
+def test_every_request_gets_exactly_one_outcome_and_only_a_lone_result_is_used(
+        lines: list[tuple[str, str]]) -> None:
+    from introspection_cli.evaluation.batch.interface import UnreadableLine
+    from introspection_cli.evaluation.batch.reconcile import Reconciler
+    from introspection_cli.evaluation.providers.interface import (
+        ModelReply,
+        ProviderServiceError,
+    )
+
+    keys = frozenset({"k0", "k1", "k2", "k3"})
+    reconciler: Reconciler[object] = Reconciler("batch_1", keys, lambda result: result)
+    named: dict[str, list[str]] = {}
+    for key, kind in lines:
+        if kind in ("torn", "too large", "anonymous"):
+            custom_id = None if kind == "anonymous" else key
+            reconciler.add(UnreadableLine("torn" if kind == "anonymous" else kind, custom_id))
+        else:
+            result = (ModelReply(f"args of {key}", None) if kind == "reply"
+                      else ProviderServiceError(f"failed {key}"))
+            reconciler.add((key, result))
+        if kind != "anonymous" and key in keys:
+            named.setdefault(key, []).append(kind)
+    outcomes = dict(reconciler.outcomes("no result"))
+    assert outcomes.keys() == keys
+    for key in keys:
+        kinds = named.get(key, [])
+        if kinds == ["reply"]:
+            assert outcomes[key] == ModelReply(f"args of {key}", None)
+        elif kinds == ["error"]:
+            assert str(outcomes[key]) == f"failed {key}"
+        else:
+            assert isinstance(outcomes[key], ProviderServiceError)
+            if len(kinds) > 1:
+                assert f"returned {len(kinds)} results for this request" in str(outcomes[key])
+    summary = reconciler.reconciliation()
+    lone = sum(1 for key in keys if named.get(key) in (["reply"], ["error"]))
+    assert summary.results == lone
+    assert summary.results + summary.duplicated + summary.missing + summary.unreadable == 4
+    assert summary.duplicated == sum(1 for key in keys if len(named.get(key, [])) > 1)
+    assert summary.unknown == sum(1 for key, kind in lines
+                                  if key == "other" and kind in ("reply", "error"))
