@@ -16,6 +16,7 @@ from introspection_cli.diagnostics import escape_text
 
 if TYPE_CHECKING:
     from introspection_cli.evaluation.batch import BatchOptions, BatchState
+    from introspection_cli.evaluation.batch.reconcile import Reconciliation
 
 
 class BatchProgress:
@@ -56,10 +57,13 @@ class BatchProgress:
             self._line(f"batch {label}: {escape_text(state.status)}, {state.done}/{state.total} "
                        "done")
 
-    def collected(self, provider: str, state: BatchState, results: int, failed: int) -> None:
+    def collected(self, provider: str, state: BatchState,
+                  reconciled: Reconciliation) -> None:
         self._states.pop(_label(provider, state.batch_id), None)
+        problems = reconciled.problems()
+        mismatch = f" ({'; '.join(problems)})" if problems else ""
         self._line(f"batch {_label(provider, state.batch_id)}: {escape_text(state.status)}; "
-                   f"{results} results, {failed} failed")
+                   f"{reconciled.results} results, {reconciled.failed} failed{mismatch}")
 
     def interrupted(self) -> None:
         """Say what became of the batches when the run is interrupted."""

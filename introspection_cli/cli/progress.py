@@ -103,6 +103,8 @@ class RowProgress:
         parts.append(f"{progress.requests} request{'s' if progress.requests != 1 else ''}")
         parts.append(f"{progress.cache_hits} cache hit{'s' if progress.cache_hits != 1 else ''}")
         parts.append(f"{progress.errors} error{'s' if progress.errors != 1 else ''}")
+        if progress.waiting:
+            parts.append(f"{progress.waiting} waiting for another run")
         return ", ".join(parts)
 
 

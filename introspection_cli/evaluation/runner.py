@@ -49,7 +49,12 @@ from introspection_cli.evaluation.providers import (
 )
 from introspection_cli.evaluation.slots import RowSlots, Slot, remembered_rows, row_slots
 from introspection_cli.evaluation.stopped import AuthAbort, ProviderStopped, ResultNotCollected
-from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply, reply_tokens
+from introspection_cli.evaluation.verdict import (
+    InvalidReply,
+    ParsedVerdict,
+    parse_reply,
+    reply_tokens,
+)
 from introspection_cli.evaluation.voting import SampleResult, decide
 from introspection_cli.gcpause import collector_paused
 from introspection_cli.recipe.model import Recipe
@@ -62,6 +67,7 @@ if TYPE_CHECKING:  # the event loop's side of a run, and --batch's: loaded only 
     from introspection_cli.evaluation.cache_worker import CacheWorker
     from introspection_cli.evaluation.dispatch import Dispatcher
     from introspection_cli.evaluation.limits import AdaptiveLimiter
+    from introspection_cli.evaluation.sharing import Waiting
 
 ProviderFactory = Callable[[str, ProviderSettings], Provider]
 
@@ -78,6 +84,8 @@ class RunProgress:
     cache_hits: int = 0
     #: Samples that ended as errors so far (a provider failure, an unusable reply).
     errors: int = 0
+    #: Samples waiting for the verdict another run on the same cache is asking for.
+    waiting: int = 0
 
 
 #: Called with the run's progress as rows finish.
@@ -183,6 +191,8 @@ def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
         warnings += batch.warnings
     if cache is not None:
         warnings += cache.warnings
+    if execution.worker is not None and execution.worker.claims is not None:
+        warnings += execution.worker.claims.warnings
     return EvalResult(run, execution.service_failures,
                       cache.write_failures if cache is not None else 0,
                       tuple(w for w in warnings if w), execution.refused,
@@ -230,6 +240,8 @@ class _Execution:
         self.limiters: dict[str, AdaptiveLimiter] = {}
         self.dispatchers: list[Dispatcher] = []
         self.worker: CacheWorker | None = None
+        #: Samples waiting for other runs' verdicts, a group per provider.
+        self.waiting: list[Waiting] = []
         self.batch_events = batch_events
         #: What ``--batch`` sent and left running (``None``: a direct run).
         self.batch_result: BatchRunResult | None = None
@@ -315,8 +327,13 @@ class _Execution:
     async def run(self) -> None:
         """Make the calls, settling every sample (:meth:`eval_run` then has the outcomes)."""
         from introspection_cli.evaluation.cache_worker import CacheWorker
+        from introspection_cli.evaluation.claims import ClaimBoard
 
-        self.worker = worker = CacheWorker(self.cache) if self.cache is not None else None
+        # Only a cache this run can write is worth claiming requests in: a run that
+        # cannot save its verdicts cannot give them to another.
+        claims = (ClaimBoard(self.cache.path.parent) if self.cache is not None
+                  and self.cache.writable else None)
+        self.worker = worker = CacheWorker(self.cache, claims) if self.cache is not None else None
         try:
             await self._run(worker)
         finally:
@@ -360,7 +377,7 @@ class _Execution:
             async with asyncio.TaskGroup() as group:
                 for name, provider in providers.items():
                     group.create_task(self._dispatcher(name, provider).run(
-                        _chain(first[name], streams[name])))
+                        self._shared(_chain(first[name], streams[name]))))
         except BaseExceptionGroup as failed:
             # Task groups nest (one per provider): what failed is the first leaf.
             error = _first_leaf(failed)
@@ -381,6 +398,33 @@ class _Execution:
         dispatcher = DirectDispatcher(provider, self.settle, limiter=self.limiters[name])
         self.dispatchers.append(dispatcher)
         return dispatcher
+
+    def _shared(self, rows: AsyncIterator[RowSlots]) -> AsyncIterator[RowSlots]:
+        """``rows`` without the samples other runs are asking for: those wait for their
+        verdicts (:mod:`.sharing`), or come back to be sent if let go."""
+        from introspection_cli.evaluation.sharing import shared_rows
+
+        waiting = self._new_waiting()
+        return rows if waiting is None else shared_rows(rows, waiting)
+
+    def _new_waiting(self) -> Waiting | None:
+        """Where samples other runs are asking for wait; None without claims."""
+        if self.worker is None or self.worker.claims is None:
+            return None
+        from introspection_cli.evaluation.sharing import Waiting
+
+        waiting = Waiting(self.worker, self.settle_shared)
+        self.waiting.append(waiting)
+        return waiting
+
+    def settle_shared(self, slot: Slot, verdict: ParsedVerdict) -> None:
+        """Settle a sample with the verdict another run wrote to the cache: a cache hit."""
+        if slot.result is not None:
+            return
+        slot.result, slot.request = SampleResult(verdict, cached=True), None
+        self.usage.cached += 1
+        self.plan_usage[id(slot.plan)].cached += 1
+        self._row_settled(slot.row)
 
     async def _tracked(self, rows: AsyncIterator[RowSlots]) -> AsyncGenerator[RowSlots, None]:
         """``rows``, each kept for the report and counted as done or pending."""
@@ -452,9 +496,10 @@ class _Execution:
                                first: Mapping[str, Sequence[RowSlots]],
                                streams: Mapping[str, AsyncIterator[RowSlots]]) -> None:
         """Every uncached sample through its provider's batch API (``--batch``)."""
-        from introspection_cli.evaluation.batch import BatchItem
+        from introspection_cli.evaluation.batch import BatchItem, NoBatchApi
         from introspection_cli.evaluation.batch.dispatch import send_in_batches
         from introspection_cli.evaluation.batch.sink import SlotSink
+        from introspection_cli.evaluation.sharing import BatchWaiting
 
         rows = {name: [*first[name], *[samples async for samples in streams[name]]]
                 for name in first}
@@ -464,20 +509,33 @@ class _Execution:
             if slot.result is None:
                 slots_by_key.setdefault(slot.key, []).append(slot)
         items: dict[str, list[BatchItem]] = {}
-        for key, (slot, *_) in slots_by_key.items():
-            assert slot.request is not None
-            items.setdefault(slot.plan.provider, []).append(BatchItem(key, slot.request))
+        waiting = self._new_waiting()
+        for key, slots in slots_by_key.items():
+            if waiting is not None and any(slot.held_by is not None for slot in slots):
+                for slot in slots:  # another run is asking for it: wait for its result
+                    waiting.add(slot)
+                continue
+            assert slots[0].request is not None
+            items.setdefault(slots[0].plan.provider, []).append(BatchItem(key,
+                                                                          slots[0].request))
         sink = SlotSink(slots_by_key, self.settle, cache=self.worker, usage=self.usage)
         try:
             self.batch_result = await send_in_batches(
                 items, settings, store_dir=self.options.cache_dir or default_cache_dir(),
-                options=options, sink=sink, events=self.batch_events)
+                options=options, sink=sink, events=self.batch_events,
+                waited=BatchWaiting(waiting) if waiting is not None else None)
         except ProviderAuthError as exc:
             raise ConfigError(f"{exc}; the run was stopped before collecting the remaining "
                               "rows") from exc
+        except NoBatchApi as exc:
+            raise ConfigError(str(exc)) from exc
 
-    def settle(self, slot: Slot, reply: ModelReply | ProviderError) -> None:
-        """Turn a call's reply or error into the slot's result (and cache a verdict)."""
+    def settle(self, slot: Slot, reply: ModelReply | ProviderError,
+               parsed: ParsedVerdict | InvalidReply | None = None) -> None:
+        """Turn a call's reply or error into the slot's result (and cache a verdict);
+        ``parsed`` is the reply's verdict when it has been parsed already (a batch's)."""
+        if slot.result is not None:
+            return  # a batch's result for a sample another run's verdict settled first
         # Sent and answered: a stopped sample never was, an uncollected one is counted
         # by the run that collects it.
         if not isinstance(reply, ProviderStopped | ResultNotCollected):
@@ -498,9 +556,12 @@ class _Execution:
             slot.result = SampleResult(None, str(reply), service_failure=service,
                                        refused=refused)
             self.sample_errors += 1
+            if self.worker is not None:
+                self.worker.release(slot.key)  # another run may take it over
         else:
             self._count_tokens(reply, self.plan_usage[id(slot.plan)])
-            parsed = parse_reply(reply)
+            if parsed is None:
+                parsed = parse_reply(reply)
             if isinstance(parsed, ParsedVerdict):
                 slot.result = SampleResult(parsed)
                 if self.worker is not None:
@@ -508,6 +569,8 @@ class _Execution:
             else:
                 slot.result = SampleResult(None, parsed.reason, reply_tokens=reply_tokens(reply))
                 self.sample_errors += 1
+                if self.worker is not None:
+                    self.worker.release(slot.key)
         slot.request = None  # answered: its prompt is not needed any more
         self._row_settled(slot.row)
 
@@ -528,7 +591,8 @@ class _Execution:
         if self.progress is not None:
             requests = self.usage.requests + sum(d.requests for d in self.dispatchers)
             self.progress(RunProgress(self.rows_done, self.rows_total, requests,
-                                      self.usage.cached, self.sample_errors))
+                                      self.usage.cached, self.sample_errors,
+                                      sum(len(waiting) for waiting in self.waiting)))
 
     def _judge_run(self, plan: JudgePlan,
                    samples_by_row: Mapping[tuple[int, int], list[SampleResult]]) -> JudgeRun:

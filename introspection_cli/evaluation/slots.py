@@ -8,6 +8,9 @@ other prompts are rendered, their cache keys computed
 looked up in one query. So the first calls go out while later rows are still
 being read, and memory holds the requests of one chunk, not of the run. A slot
 whose prompt is over :data:`PROMPT_LIMIT` is an error before it costs anything.
+The keys a chunk's lookup misses are claimed for this run in the same trip to the
+cache's thread (:mod:`.claims`); a slot another live run holds is marked
+``held_by``, to be waited for rather than sent.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ if TYPE_CHECKING:  # a fully cached re-run reads its rows without an event loop
 
     from introspection_cli.evaluation.cache import VerdictCache
     from introspection_cli.evaluation.cache_worker import CacheWorker
+    from introspection_cli.evaluation.claims import Claimant
 
 #: The largest prompt (system prompt and user message, UTF-8) a row may send.
 PROMPT_LIMIT = 2 * 1024 * 1024
@@ -54,6 +58,9 @@ class Slot:
     result: SampleResult | None = None
     #: The sample's prompt memo (:mod:`.memo`), recorded with its verdict.
     memo: str | None = None
+    #: Another live run asking for the same request (:mod:`.claims`): this run waits
+    #: for its verdict instead of sending it (:mod:`.sharing`).
+    held_by: Claimant | None = None
 
 
 #: A row's samples, in sample order.
@@ -148,7 +155,8 @@ async def _settled(waiting: _Waiting, cache: CacheWorker | None,
                  for row, row_memos in zip(rows[start:start + CHUNK_ROWS],
                                            memos[start:start + CHUNK_ROWS], strict=True)]
         wanted = [slot.key for row in chunk for slot in row if slot.result is None]
-        found = await cache.lookup(wanted) if cache is not None and wanted else {}
+        found, held = (await cache.lookup_claiming(wanted) if cache is not None and wanted
+                       else ({}, {}))
         for row in chunk:
             for slot in row:
                 hit = found.get(slot.key)
@@ -156,6 +164,8 @@ async def _settled(waiting: _Waiting, cache: CacheWorker | None,
                     slot.result, slot.request = SampleResult(hit, cached=True), None
                     if slot.memo is not None and cache is not None:
                         cache.remember(slot.memo, slot.key)  # next time, found by memo
+                elif slot.result is None:
+                    slot.held_by = held.get(slot.key)
             yield row
 
 

@@ -23,6 +23,11 @@ class ProviderStopped(ProviderError):
         self.refused = refused
 
 
+class NotSubmitted(ProviderStopped):
+    """Not sent: the batch that was to hold the request could not be created (the
+    provider's refusal, ``refused``, or its failure); not a request the provider ran."""
+
+
 class AuthAbort(Exception):
     """Cancels the run once a provider has rejected the API key."""
 

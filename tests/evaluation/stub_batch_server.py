@@ -15,6 +15,16 @@ chooses it (``VERDICT:`` / ``FAULT:`` markers, :func:`marker_reply`); on top:
   an ``invalid_request_error`` for Anthropic);
 - ``BATCH:huge``: its result line is padded past 5 MB (a reply over the size cap).
 
+Hostile result files, for reconciling results with requests:
+
+- ``BATCH:duplicate``: its result comes twice, a conflicting copy (the other verdict)
+  first; ``BATCH:repeat``: twice, the same both times;
+- ``BATCH:torn``: its line is cut in half (its ``custom_id`` still readable);
+  ``BATCH:shred``: cut after 12 bytes (nothing of it readable);
+- ``BATCH:missing``: no line at all;
+- :attr:`StubBatchServer.extra_output`: lines put before the results of every batch;
+- :attr:`StubBatchServer.batch_api` cleared: a server with no batch endpoints (404).
+
 A batch moves one step along :attr:`StubBatchServer.steps` at each retrieve
 (OpenAI ``validating -> in_progress -> finalizing -> completed``; Anthropic
 ``in_progress -> ended``), and not past ``in_progress`` while :attr:`hold` is
@@ -29,12 +39,18 @@ import email.policy
 import itertools
 import json
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.evaluation.stub_model_server import RecordedRequest, error_reply, marker_reply
+from tests.evaluation.stub_model_server import (
+    RecordedRequest,
+    error_reply,
+    marker_reply,
+    tool_reply,
+)
 
 OPENAI_STEPS = ("validating", "in_progress", "finalizing", "completed")
 ANTHROPIC_STEPS = ("in_progress", "in_progress", "ended")
@@ -66,6 +82,9 @@ class StubBatchServer:
         #: Cleared: batches stay in_progress however often they are polled.
         self.hold = threading.Event()
         self.hold.set()
+        #: Cleared: direct calls are not answered until it is set again.
+        self.direct_hold = threading.Event()
+        self.direct_hold.set()
         self.batches: dict[str, StubBatch] = {}
         self.files: dict[str, bytes] = {}
         self.creations: Counter[str] = Counter()
@@ -80,8 +99,14 @@ class StubBatchServer:
         self.failing_polls = 0
         #: Bodies answered (with 200) to the next retrieves instead of the batch object.
         self.bad_polls: list[bytes] = []
-        #: Lines put before the results in every OpenAI output file (a misbehaving server).
+        #: Lines put before the results of every batch (OpenAI: its output file).
         self.extra_output = b""
+        #: Cleared: the files and batch endpoints answer 404, as a server without them does.
+        self.batch_api = True
+        #: Seconds each batch creation waits before it is answered, and how many have
+        #: been asked for (two runs racing to create the same batch).
+        self.creation_delay = 0.0
+        self.creation_attempts = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
@@ -173,22 +198,22 @@ class StubBatchServer:
                 continue
             if late:
                 code = "batch_expired" if self.ending == "expired" else "batch_cancelled"
-                errors.append({"id": "r", "custom_id": custom_id, "response": None,
-                               "error": {"code": code, "message": f"stub: {code}"}})
+                errors.append(({"id": "r", "custom_id": custom_id, "response": None,
+                                "error": {"code": code, "message": f"stub: {code}"}}, request))
             elif "BATCH:fail" in request.user_text or "BATCH:refuse" in request.user_text:
                 refused = "BATCH:refuse" in request.user_text
                 message = "stub: no such model" if refused else "stub: the model is on fire"
-                errors.append({"id": "r", "custom_id": custom_id, "error": None, "response": {
+                errors.append(({"id": "r", "custom_id": custom_id, "error": None, "response": {
                     "status_code": 400 if refused else 500, "request_id": "q",
-                    "body": {"error": {"message": message}}}})
+                    "body": {"error": {"message": message}}}}, request))
             else:
                 reply = marker_reply(request, 0, hang_seconds=0)
                 target = output if reply.status == 200 else errors
-                target.append({"id": "r", "custom_id": custom_id, "error": None, "response": {
+                target.append(({"id": "r", "custom_id": custom_id, "error": None, "response": {
                     "status_code": reply.status, "request_id": "q", "body": _padded(
-                        reply.body, request)}})
-        batch.output = self.extra_output + _jsonl(output) if output else b""
-        batch.errors = _jsonl(errors)
+                        reply.body, request)}}, request))
+        batch.output = self.extra_output + _hostile(output, "openai") if output else b""
+        batch.errors = _hostile(errors, "openai")
         failed = 0 if self.ending == "failed" else len(errors)
         batch.counts = {"total": len(batch.requests), "completed": len(output),
                         "failed": failed}
@@ -232,8 +257,8 @@ class StubBatchServer:
                 else:
                     kind, result = "errored", {"type": "errored", "error": reply.body}
             counts[kind] += 1
-            lines.append({"custom_id": entry["custom_id"], "result": result})
-        batch.output = _jsonl(lines)
+            lines.append(({"custom_id": entry["custom_id"], "result": result}, request))
+        batch.output = self.extra_output + _hostile(lines, "anthropic")
         batch.counts = {"processing": 0, "succeeded": counts["succeeded"],
                         "errored": counts["errored"], "canceled": counts["canceled"],
                         "expired": counts["expired"]}
@@ -272,6 +297,36 @@ class StubBatchServer:
         return batch.output if batch is not None and batch.status else None
 
 
+def _hostile(lines: list[tuple[dict[str, Any], RecordedRequest]], api: str) -> bytes:
+    """The result lines as JSONL, with what the ``BATCH:`` markers ask done to them."""
+    out = []
+    for line, request in lines:
+        text = request.user_text
+        encoded = json.dumps(line).encode() + b"\n"
+        if "BATCH:missing" in text:
+            continue
+        if "BATCH:duplicate" in text:
+            out.append(json.dumps(_conflicting(line, api, request)).encode() + b"\n")
+        if "BATCH:torn" in text:
+            encoded = encoded[:len(encoded) // 2] + b"\n"
+        elif "BATCH:shred" in text:
+            encoded = encoded[:12] + b"\n"
+        out.append(encoded)
+        if "BATCH:repeat" in text:
+            out.append(encoded)
+    return b"".join(out)
+
+
+def _conflicting(line: dict[str, Any], api: str, request: RecordedRequest) -> dict[str, Any]:
+    """The successful result line of ``line``'s request with the other verdict."""
+    verdict = "fail" if "VERDICT:fail" not in request.user_text else "pass"
+    body = tool_reply(api, json.dumps({"reasoning": "a conflicting copy", "verdict": verdict}))
+    if api == "openai":
+        return {"id": "r", "custom_id": line["custom_id"], "error": None,
+                "response": {"status_code": 200, "request_id": "q", "body": body}}
+    return {"custom_id": line["custom_id"], "result": {"type": "succeeded", "message": body}}
+
+
 def _padded(body: Any, request: RecordedRequest) -> Any:
     if "BATCH:huge" in request.user_text and isinstance(body, dict):
         return {**body, "padding": "x" * (5 * 1024 * 1024)}
@@ -284,8 +339,7 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-def _jsonl(lines: list[dict[str, Any]]) -> bytes:
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+_BATCH_ROUTES = ("/v1/files", "/v1/batches", "/v1/messages/batches")
 
 
 def _multipart_file(content_type: str, body: bytes) -> bytes | None:
@@ -308,11 +362,17 @@ def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
             if not self._key_ok():
                 return self._json(401, error_reply("openai", 401, "invalid api key").body)
             path = self.path.rstrip("/")
+            if not stub.batch_api and path in _BATCH_ROUTES:
+                return self._json(404, {"error": {"message": f"no route {self.path}"}})
             if path == "/v1/files":
                 content = _multipart_file(self.headers.get("content-type", ""), raw)
                 return (self._json(200, stub.upload(content)) if content is not None
                         else self._json(400, {"error": {"message": "no file part"}}))
             body = json.loads(raw or b"{}")
+            if path in ("/v1/batches", "/v1/messages/batches"):
+                with stub._lock:
+                    stub.creation_attempts += 1
+                time.sleep(stub.creation_delay)
             if path in ("/v1/batches", "/v1/messages/batches") and stub.take("creations"):
                 return self._json(500, {"error": {"message": "stub: creation failed"}})
             if path == "/v1/batches":
@@ -325,6 +385,7 @@ def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
             request = RecordedRequest(api, path, body)
             with stub._lock:
                 stub.requests.append(request)
+            stub.direct_hold.wait(60)
             reply = marker_reply(request, 0, hang_seconds=0)
             return self._json(reply.status, reply.body)
 

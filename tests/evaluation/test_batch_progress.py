@@ -6,6 +6,7 @@ import io
 
 from introspection_cli.cli.batch_progress import BatchProgress, duration
 from introspection_cli.evaluation.batch import BatchOptions, BatchState
+from introspection_cli.evaluation.batch.reconcile import Reconciliation
 
 
 def state(status: str, done: int, *, ended: bool = False) -> BatchState:
@@ -20,7 +21,7 @@ def test_a_log_gets_a_line_per_status_change_not_per_poll() -> None:
     for status, done in [("validating", 0), ("in_progress", 2), ("in_progress", 7),
                          ("completed", 10)]:
         progress.polled("openai", state(status, done, ended=status == "completed"))
-    progress.collected("openai", state("completed", 10, ended=True), 10, 1)
+    progress.collected("openai", state("completed", 10, ended=True), Reconciliation(10, 10, 1))
     assert out.getvalue().splitlines() == [
         "introspection: batch openai batch_1: 10 requests submitted",
         "introspection: waiting for 1 batch (first poll in 15 s, then less often; at most "

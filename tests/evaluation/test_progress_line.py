@@ -47,6 +47,13 @@ def test_the_line_shows_rows_rate_eta_requests_cache_hits_and_errors() -> None:
     ]
 
 
+def test_samples_waiting_for_another_run_are_counted_when_there_are_some() -> None:
+    progress = RowProgress(StatusLine(io.StringIO()), eta=False)
+    assert progress.describe(RunProgress(5, 10, requests=3, waiting=4), 0) == (
+        "5/10 rows, 3 requests, 0 cache hits, 0 errors, 4 waiting for another run")
+    assert "waiting" not in progress.describe(RunProgress(5, 10, requests=3), 0)
+
+
 def test_redraws_are_throttled_but_the_last_row_is_always_drawn() -> None:
     out, clock = io.StringIO(), Clock()
     progress = RowProgress(StatusLine(out), clock=clock)

@@ -14,6 +14,7 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
+    NoBatchApi,
     ResultNotCollected,
 )
 from introspection_cli.evaluation.batch.options import BatchEvents, BatchOptions, BatchRunResult
@@ -28,5 +29,6 @@ __all__ = [
     "BatchRunResult",
     "BatchState",
     "ItemResult",
+    "NoBatchApi",
     "ResultNotCollected",
 ]

@@ -18,9 +18,11 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
+    ResultLine,
     provider_text,
     status_word,
 )
+from introspection_cli.evaluation.batch.jsonl import LineBudget
 from introspection_cli.evaluation.batch.sdk_backend import SdkBatches, item_failure
 from introspection_cli.evaluation.providers.anthropic_provider import (
     reply_from_message,
@@ -61,7 +63,7 @@ class AnthropicBatches(SdkBatches):
         doing = "creating the message batch"
         batch = await self.json_call(
             self._client.messages.batches.with_streaming_response.create(requests=requests),
-            doing, payload_bytes=sum(len(line) for line in encoded))
+            doing, payload_bytes=sum(len(line) for line in encoded), creating=True)
         return self.id_in(batch, doing)
 
     async def retrieve(self, batch_id: str) -> BatchState:
@@ -76,15 +78,15 @@ class AnthropicBatches(SdkBatches):
         return BatchState(batch_id, status, status == "ended", done,
                           done + token_count(counts.get("processing")))
 
-    async def results(self, state: BatchState, tool_names: Mapping[str, str]
-                      ) -> AsyncIterator[tuple[str, ItemResult]]:
+    async def results(self, state: BatchState, tool_names: Mapping[str, str], *, requests: int
+                      ) -> AsyncIterator[ResultLine]:
         # The SDK's results() retrieves the batch once more (for its results_url), a
         # batch object read whole by the SDK; the results themselves are streamed.
         response = self._client.messages.batches.with_streaming_response.results(
             state.batch_id)
         endpoint = self.endpoint
         async for item in self.stream(
-                response, state, f"the results of message batch {state.batch_id}",
+                response, LineBudget(requests), f"the results of message batch {state.batch_id}",
                 lambda line: _item(line, state.batch_id, tool_names, endpoint)):
             yield item
 
@@ -92,10 +94,10 @@ class AnthropicBatches(SdkBatches):
         return f"message batch {state.batch_id} returned no result for this request"
 
 
-def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, str],
+def _item(line: dict[str, Any], batch_id: str, tool_names: Mapping[str, str],
           endpoint: str) -> tuple[str, ItemResult] | None:
     """One results line as (custom_id, result); None when it names no request."""
-    if line is None or not isinstance(line.get("custom_id"), str):
+    if not isinstance(line.get("custom_id"), str):
         return None
     custom_id: str = line["custom_id"]
     result = line.get("result")

@@ -1,7 +1,9 @@
 """The batch layer's values and its one abstract class, one per provider's batch API.
 
 A :class:`BatchBackend` submits requests as one provider batch, reports the
-batch's state, and streams its results back as ``(key, reply or error)`` pairs.
+batch's state, and streams its results back as ``(key, reply or error)`` pairs,
+with an :class:`UnreadableLine` for each line that is no result (the reconciler,
+:mod:`.reconcile`, accounts for every request from them).
 The key is the sample's verdict-cache key, sent as the request's ``custom_id``:
 a batch result and a direct call of the same request are one cache entry.
 What a result means (a verdict or not) is decided where direct replies are,
@@ -64,8 +66,30 @@ class BatchState:
     results: Any = None
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadableLine:
+    """A line of a batch's results that is no result.
+
+    ``problem`` is ``torn`` (not a whole JSON object), ``too large`` (over the line
+    cap) or ``unnamed`` (an object without a ``custom_id``); ``custom_id`` is the
+    request a torn or oversized line still names at its start, if any.
+    """
+
+    problem: str
+    custom_id: str | None = None
+
+
+#: What a backend's results stream holds: one result each, or a line that is none.
+ResultLine = tuple[str, ItemResult] | UnreadableLine
+
+
 class BatchGone(Exception):
     """The provider does not know this batch (deleted, another account, or long expired)."""
+
+
+class NoBatchApi(ProviderError):
+    """The endpoint answers the batch API's first call with 404 (or 405): a server
+    without batch endpoints (many local ones), where no batch can be made."""
 
 
 class BatchBackend(abc.ABC):
@@ -99,12 +123,15 @@ class BatchBackend(abc.ABC):
         """The batch's current state; :class:`BatchGone` when the provider has no such batch."""
 
     @abc.abstractmethod
-    def results(self, state: BatchState, tool_names: Mapping[str, str]
-                ) -> AsyncIterator[tuple[str, ItemResult]]:
-        """Every result an ended batch holds, as ``(custom_id, result)``, read as a stream.
+    def results(self, state: BatchState, tool_names: Mapping[str, str], *, requests: int
+                ) -> AsyncIterator[ResultLine]:
+        """Every line of an ended batch's results, as ``(custom_id, result)`` or an
+        :class:`UnreadableLine`, read as a stream.
 
         ``tool_names`` maps a custom_id to its request's forced tool (the verdict tool
-        for a request this run does not know).
+        for a request this run does not know); ``requests`` is how many the batch
+        holds (by this tool's record, not the provider's count), which bounds how
+        many lines are read.
         """
 
     @abc.abstractmethod

@@ -20,10 +20,12 @@ from introspection_cli.evaluation.batch.interface import (
     BatchItem,
     BatchState,
     ItemResult,
+    ResultLine,
     plain_id,
     provider_text,
     status_word,
 )
+from introspection_cli.evaluation.batch.jsonl import LineBudget
 from introspection_cli.evaluation.batch.sdk_backend import SdkBatches, item_failure
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
@@ -68,12 +70,13 @@ class OpenAIBatches(SdkBatches):
         doing = "uploading the batch file"
         uploaded = await self.json_call(self._client.files.with_streaming_response.create(
             file=("introspection-batch.jsonl", payload, "application/jsonl"), purpose="batch"),
-            doing, payload_bytes=len(payload))
+            doing, payload_bytes=len(payload), creating=True)
         file_id = self.id_in(uploaded, doing)
         doing = "creating the batch"
         batch = await self.json_call(self._client.batches.with_streaming_response.create(
             input_file_id=file_id, endpoint=ENDPOINT, completion_window="24h",
-            metadata={"created_by": "introspection judges eval --batch"}), doing)
+            metadata={"created_by": "introspection judges eval --batch"}), doing,
+            creating=True)
         return self.id_in(batch, doing)
 
     async def retrieve(self, batch_id: str) -> BatchState:
@@ -89,13 +92,14 @@ class OpenAIBatches(SdkBatches):
                           results=(plain_id(batch.get("output_file_id")),
                                    plain_id(batch.get("error_file_id"))))
 
-    async def results(self, state: BatchState, tool_names: Mapping[str, str]
-                      ) -> AsyncIterator[tuple[str, ItemResult]]:
+    async def results(self, state: BatchState, tool_names: Mapping[str, str], *, requests: int
+                      ) -> AsyncIterator[ResultLine]:
+        budget = LineBudget(requests)  # the output and error files together
         for file_id in state.results or ():
             if file_id:
                 response = self._client.files.with_streaming_response.content(file_id)
                 async for item in self.stream(
-                        response, state, f"file {file_id} of batch {state.batch_id}",
+                        response, budget, f"file {file_id} of batch {state.batch_id}",
                         lambda line: _item(line, state.batch_id, tool_names, self.endpoint)):
                     yield item
 
@@ -106,10 +110,10 @@ class OpenAIBatches(SdkBatches):
                             ).format(id=state.batch_id)
 
 
-def _item(line: dict[str, Any] | None, batch_id: str, tool_names: Mapping[str, str],
+def _item(line: dict[str, Any], batch_id: str, tool_names: Mapping[str, str],
           endpoint: str) -> tuple[str, ItemResult] | None:
     """One output or error line as (custom_id, result); None when it names no request."""
-    if line is None or not isinstance(line.get("custom_id"), str):
+    if not isinstance(line.get("custom_id"), str):
         return None
     custom_id: str = line["custom_id"]
     response, error = line.get("response"), line.get("error")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from introspection_cli.evaluation.batch.interface import BatchState
+    from introspection_cli.evaluation.batch.reconcile import Reconciliation
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ class BatchEvents(Protocol):
 
     def polled(self, provider: str, state: BatchState) -> None: ...
 
-    def collected(self, provider: str, state: BatchState, results: int, failed: int) -> None: ...
+    def collected(self, provider: str, state: BatchState,
+                  reconciled: Reconciliation) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,14 @@ from typing import Any
 from introspection_cli.evaluation.batch.interface import (
     BatchBackend,
     BatchGone,
-    BatchState,
     ItemResult,
+    NoBatchApi,
+    ResultLine,
+    UnreadableLine,
     plain_id,
     provider_text,
 )
-from introspection_cli.evaluation.batch.jsonl import json_lines, read_capped
+from introspection_cli.evaluation.batch.jsonl import LineBudget, json_lines, read_capped
 from introspection_cli.evaluation.providers.interface import (
     ProviderBadResponse,
     ProviderError,
@@ -52,8 +54,10 @@ def item_failure(reason: str, status: int | None, endpoint: str) -> ProviderErro
     return ProviderServiceError(reason)
 
 
-#: Turns one result line (None: unreadable) into (custom_id, result), or None.
-LineReader = Callable[[dict[str, Any] | None], tuple[str, ItemResult] | None]
+#: Turns one result line into (custom_id, result); None when it names no request.
+LineReader = Callable[[dict[str, Any]], tuple[str, ItemResult] | None]
+#: The statuses a server without batch endpoints answers their first call with.
+_NO_SUCH_ROUTE = (404, 405)
 
 
 class SdkBatches(BatchBackend):
@@ -77,17 +81,29 @@ class SdkBatches(BatchBackend):
         return without_userinfo(str(self._client.base_url).rstrip("/"))
 
     @contextlib.contextmanager
-    def sdk_errors(self, doing: str, *, batch_id: str | None = None) -> Iterator[None]:
+    def sdk_errors(self, doing: str, *, batch_id: str | None = None,
+                   creating: bool = False) -> Iterator[None]:
         """Wrap the SDK's exceptions raised while ``doing`` (``creating a batch``) into
-        ProviderError; a 404 for ``batch_id`` is :class:`BatchGone`."""
+        ProviderError; a 404 for ``batch_id`` is :class:`BatchGone`, and a 404 or 405
+        to a call ``creating`` a batch is :class:`NoBatchApi`."""
         try:
             yield
-        except self._sdk.NotFoundError as exc:
-            if batch_id is None:
-                raise self._wrap(exc, doing) from exc
-            raise BatchGone(batch_id) from exc
+        except self._sdk.APIStatusError as exc:
+            if batch_id is not None and exc.status_code == 404:
+                raise BatchGone(batch_id) from exc
+            if creating and exc.status_code in _NO_SUCH_ROUTE:
+                raise NoBatchApi(
+                    f"{self.endpoint}: this endpoint has no batch API (HTTP "
+                    f"{exc.status_code} on {self._route(exc)}); run without --batch") from exc
+            raise self._wrap(exc, doing) from exc
         except (self._base_error, ValueError) as exc:
             raise self._wrap(exc, doing) from exc
+
+    def _route(self, exc: Any) -> str:
+        """The path ``exc``'s request went to, below the endpoint (``/files``)."""
+        base = str(self._client.base_url.path).rstrip("/")
+        path = str(exc.request.url.path)
+        return path[len(base):] if path.startswith(base + "/") else path
 
     def deadline(self, payload_bytes: int = 0) -> float:
         """Seconds one SDK call may take in all, its retries (and ``payload_bytes`` of
@@ -97,12 +113,12 @@ class SdkBatches(BatchBackend):
                 + _UPLOAD_SECONDS_PER_MB * payload_bytes / 1e6)
 
     async def json_call(self, response: Any, doing: str, *, batch_id: str | None = None,
-                        payload_bytes: int = 0) -> dict[str, Any]:
+                        payload_bytes: int = 0, creating: bool = False) -> dict[str, Any]:
         """The JSON object answered to ``response`` (an SDK ``with_streaming_response``
         call, not yet entered), read under :data:`METADATA_BYTES` and a deadline."""
         seconds = self.deadline(payload_bytes)
         try:
-            with self.sdk_errors(doing, batch_id=batch_id):
+            with self.sdk_errors(doing, batch_id=batch_id, creating=creating):
                 async with asyncio.timeout(seconds), response as body:
                     raw = await read_capped(body.iter_bytes(), METADATA_BYTES, doing)
         except TimeoutError:
@@ -133,10 +149,10 @@ class SdkBatches(BatchBackend):
         error.args = (f"{doing}: {error}",)
         return error
 
-    async def stream(self, response: Any, state: BatchState, source: str,
-                     read: LineReader) -> AsyncIterator[tuple[str, ItemResult]]:
-        """The results in the streamed ``response`` (an SDK ``with_streaming_response``
-        call) of ``state``'s batch, each line turned into a result by ``read``."""
+    async def stream(self, response: Any, budget: LineBudget, source: str,
+                     read: LineReader) -> AsyncIterator[ResultLine]:
+        """The lines of the streamed ``response`` (an SDK ``with_streaming_response``
+        call), each JSON object turned into a result by ``read``, under ``budget``."""
         seconds = self.deadline()
         with self.sdk_errors(f"downloading {source}"):
             async with contextlib.AsyncExitStack() as stack:
@@ -148,12 +164,13 @@ class SdkBatches(BatchBackend):
                         f"downloading {source}: no answer within {seconds:g} s") from None
                 # The body has its own deadline, applied read by read (a timeout must
                 # not span the yields below).
-                lines = json_lines(body.iter_bytes(), expected=state.total,
+                lines = json_lines(body.iter_bytes(), budget=budget,
                                    timeout=self._settings.timeout, source=source)
                 async for line in lines:
-                    item = read(line)
-                    if item is not None:
-                        yield item
+                    if isinstance(line, UnreadableLine):
+                        yield line
+                    else:
+                        yield read(line) or UnreadableLine("unnamed")
 
     async def aclose(self) -> None:
         await self._client.close()

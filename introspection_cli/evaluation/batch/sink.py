@@ -4,15 +4,29 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from introspection_cli.evaluation.batch.interface import ItemResult, ResultNotCollected
 from introspection_cli.evaluation.cache_worker import CacheWorker
 from introspection_cli.evaluation.outcomes import Usage
-from introspection_cli.evaluation.providers.interface import ModelReply
-from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
+from introspection_cli.evaluation.providers.interface import ModelReply, ProviderError
+from introspection_cli.evaluation.stopped import ProviderStopped
+from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, parse_reply
 
 Slot = TypeVar("Slot")
+#: The runner's handling of one sample's reply or error, with the reply's verdict when
+#: it has been parsed already.
+Settle = Callable[[Slot, ItemResult, "ParsedVerdict | InvalidReply | None"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class HeldReply:
+    """A reply as it is kept until its batch is reconciled: what it parsed to, and its
+    tokens (``reply`` has no content left), never its text."""
+
+    parsed: ParsedVerdict | InvalidReply
+    reply: ModelReply
 
 
 class SlotSink(Generic[Slot]):
@@ -24,34 +38,45 @@ class SlotSink(Generic[Slot]):
     only cached, if it is a verdict: it was paid for.
     """
 
-    def __init__(self, slots_by_key: Mapping[str, Sequence[Slot]],
-                 settle: Callable[[Slot, ItemResult], None], *, cache: CacheWorker | None,
-                 usage: Usage) -> None:
+    def __init__(self, slots_by_key: Mapping[str, Sequence[Slot]], settle: Settle[Slot], *,
+                 cache: CacheWorker | None, usage: Usage) -> None:
         self.slots_by_key = slots_by_key
         self._settle = settle
         self._cache = cache
         self._usage = usage
         self._answered: set[str] = set()
 
-    def accept(self, key: str, result: ItemResult) -> None:
+    def hold(self, result: ItemResult) -> HeldReply | ProviderError:
+        """``result`` as kept until its batch is reconciled: a reply parsed, its text let go."""
+        if isinstance(result, ProviderError):
+            return result
+        return HeldReply(parse_reply(result), dataclasses.replace(
+            result, tool_arguments=None, text=None, refusal=None, other_tool=None))
+
+    def accept(self, key: str, result: HeldReply | ProviderError) -> None:
+        """The one outcome of request ``key``: settled for each of its samples."""
         slots = self.slots_by_key.get(key)
         if slots is None:
-            if self._cache is not None and isinstance(result, ModelReply):
-                parsed = parse_reply(result)
-                if isinstance(parsed, ParsedVerdict):
-                    self._cache.put(key, parsed)
+            if self._cache is not None and isinstance(result, HeldReply) and isinstance(
+                    result.parsed, ParsedVerdict):
+                self._cache.put(key, result.parsed)
             return
         if key in self._answered:
             return
         self._answered.add(key)
-        if not isinstance(result, ResultNotCollected):  # counted in the run that collects it
+        # Counted in the run that collects it (not collected), or never (not submitted).
+        if not isinstance(result, ResultNotCollected | ProviderStopped):
             self._usage.requests += 1
             self._usage.batch_requests += 1
         for index, slot in enumerate(slots):
-            if index and isinstance(result, ModelReply):
-                result = dataclasses.replace(result, input_tokens=0, output_tokens=0,
-                                             cached_input_tokens=0, cache_write_tokens=0)
-            self._settle(slot, result)
+            if isinstance(result, HeldReply):
+                reply = result.reply
+                if index:  # the tokens were spent once
+                    reply = dataclasses.replace(reply, input_tokens=0, output_tokens=0,
+                                                cached_input_tokens=0, cache_write_tokens=0)
+                self._settle(slot, reply, result.parsed)
+            else:
+                self._settle(slot, result, None)
 
     async def persist(self) -> bool:
         """Write the cache's queued verdicts; False when some could not be written."""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import run_cli
 from tests.evaluation.conftest import (  # noqa: F401 (fixtures)
@@ -165,7 +166,9 @@ def test_the_report_renders_every_section_offline_and_stays_inert(
     assert hostile.locator(".ix-event").count() == 0
     hostile.locator("summary").click()
     transcript = hostile.locator(".transcript")
-    assert transcript.locator(".ix-event").count() == len(HOSTILE_EVENTS)
+    # The page draws a row's conversation on the details element's toggle event, which the
+    # browser fires as a task after the click: wait for it rather than count at once.
+    expect(transcript.locator(".ix-event")).to_have_count(len(HOSTILE_EVENTS))
     text = transcript.inner_text()
     assert f"<script>{PWN.format(n=1)}</script> Refund invoice INV-7" in text
     assert '<img src="x" onerror=' in text and "</script><!-- Ignore the rubric" in text
