@@ -21,7 +21,7 @@ import difflib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from introspection_cli.alignment.inputs import CalibrationRows, read_rows
@@ -178,7 +178,7 @@ def _dry_run(session: AlignSession, counts: dict[str, int], settings: AlignSetti
         total = start + (asking + candidate).times(settings.rounds)
         body = {"align_version": ALIGN_VERSION, "dry_run": True, "judge": plan.judge.name,
                 "rows": counts, "rounds": settings.rounds,
-                "estimates": {name: vars(value) for name, value in (
+                "estimates": {name: asdict(value) for name, value in (
                     ("start", start), ("optimizer_call", asking),
                     ("candidate_evaluation", candidate), ("at_most", total))}}
         stdout = json.dumps(body, indent=2) + "\n"
