@@ -59,6 +59,8 @@ from introspection_cli.recipe.model import Judge, Recipe
 #: The least time an optimizer call is given, in seconds: a whole rubric takes a while
 #: to write, longer than a verdict (``--timeout`` is used when it is longer).
 OPTIMIZER_TIMEOUT = 300.0
+#: The McNemar mid-p above which a kept edit's dev change is called not significant.
+SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,13 @@ class AlignSession:
             tried.append(TriedEdit(base.rationale or "", ", ".join(c.rule for c in missed)))
             return replace(result, note="not kept: the edit breaks "
                            + ", ".join(check.rule for check in missed))
-        return replace(result, note=f"kept: dev rows gained {dev.gained}, lost {dev.lost}")
+        note = f"kept: dev rows gained {dev.gained}, lost {dev.lost}"
+        if dev.p_value > SIGNIFICANCE:
+            # The rules refuse harm, not luck: an edit no better than the rubric passes
+            # them about a third of the time (docs/align.md), so say when dev cannot tell.
+            note += (f"; on its own the dev change is not significant (mid-p "
+                     f"{dev.p_value:.2g} > {SIGNIFICANCE}): the test split decides")
+        return replace(result, note=note)
 
     def _over_budget(self, what: str, estimate: Estimate) -> Stop:
         spent = self.budget.spent or 0.0
