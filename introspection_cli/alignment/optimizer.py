@@ -162,17 +162,12 @@ def validate_proposal(obj: object) -> Proposal | InvalidProposal:
 
 
 def _proposal_in_text(text: str) -> Proposal | None:
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, _ = strictjson.DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            obj = None
-        found = validate_proposal(obj) if obj is not None else None
-        if isinstance(found, Proposal):
-            return found
-        start = text.find("{", start + 1)
-    return None
+    return strictjson.first_object(text, _valid_proposal)
+
+
+def _valid_proposal(obj: object) -> Proposal | None:
+    found = validate_proposal(obj)
+    return found if isinstance(found, Proposal) else None
 
 
 def _excerpt(text: str) -> str:
