@@ -59,6 +59,8 @@ from introspection_cli.recipe.model import Judge, Recipe
 #: The least time an optimizer call is given, in seconds: a whole rubric takes a while
 #: to write, longer than a verdict (``--timeout`` is used when it is longer).
 OPTIMIZER_TIMEOUT = 300.0
+#: Why a run stops when the current rubric agrees with every scored train row.
+NOTHING_LEFT = "no train disagreement is left to learn from"
 #: The McNemar mid-p above which a kept edit's dev change is called not significant.
 SIGNIFICANCE = 0.05
 
@@ -153,7 +155,7 @@ class AlignSession:
         for number in range(1, self.plan.rounds + 1):
             disagreements = self._disagreements(current[1].train)
             if not disagreements:
-                return results, current[0], Stop("no train disagreement is left to learn from")
+                return results, current[0], Stop(NOTHING_LEFT)
             request = proposal_request(current[0], disagreements, tried,
                                        model=self.plan.optimizer_model[1])
             outcome = self._round(number, current, request, tried)

@@ -10,7 +10,7 @@ happened; with ``--write`` the kept rubric replaces the judge file's
 Exit codes: 0 the rounds ran, whether or not a candidate was kept (the report
 says which); 1 nothing to learn from or to measure on (no train or dev row, no
 train disagreement, rejected rows), or ``--max-cost`` does not cover evaluating
-the current rubric; 2 usage or configuration (flags, a missing price with
+the current rubric and one round; 2 usage or configuration (flags, a missing price with
 ``--max-cost``, a key, a refused request, a judge file ``--write`` cannot
 rewrite); 3 a provider failed after retries.
 """
@@ -34,7 +34,13 @@ from introspection_cli.alignment.results import (
     Spend,
     figures,
 )
-from introspection_cli.alignment.session import AlignPlan, AlignSession, Evaluated, Stop
+from introspection_cli.alignment.session import (
+    NOTHING_LEFT,
+    AlignPlan,
+    AlignSession,
+    Evaluated,
+    Stop,
+)
 from introspection_cli.alignment.spend import Budget, Model, missing_prices, optimizer_estimate
 from introspection_cli.alignment.yaml_block import (
     UnsupportedJudgeFile,
@@ -203,9 +209,10 @@ def _run(session: AlignSession, counts: dict[str, int], settings: AlignSettings,
                        instructions, start, warnings)
     rounds, final, stop = session.rounds(instructions, start)
     if not rounds and stop is not None and stop.exit_code is ExitCode.OK:
-        # Nothing was asked: the rubric already agrees with every scored train row.
-        stop = Stop("no train disagreement to learn from: the judge agrees with every "
-                    "scored train row", ExitCode.PROBLEMS)
+        # Not one round ran: nothing to learn from, or no money for a round.
+        reason = ("no train disagreement to learn from: the judge agrees with every scored "
+                  "train row" if stop.reason == NOTHING_LEFT else stop.reason)
+        stop = Stop(reason, ExitCode.PROBLEMS)
     return _finish(session, counts, settings, original, instructions, start, rounds, final,
                    stop, warnings)
 

@@ -9,8 +9,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from introspection_cli.resources import load_schema
 from tests.alignment.conftest import (
     COLLAPSE,
     FLIPS,
@@ -61,6 +63,7 @@ def test_a_helpful_edit_is_kept_and_lifts_dev_agreement(
     report, result = align_json(root, "--rounds", "1", "--no-cost-limit")
     assert result.returncode == 0, result.stderr
     (only,) = report["rounds"]
+    jsonschema.validate(report, load_schema("align-report"))
     assert only["kept"] and only["refused_by"] == []
     assert only["dev"]["gained"] == 4 and only["dev"]["lost"] == 0
     assert report["start"]["dev"]["applicable_agreement"]["value"] == pytest.approx(20 / 24)
@@ -94,6 +97,7 @@ def test_an_edit_breaking_a_keep_rule_is_refused_for_that_rule(
     report, result = align_json(root, "--rounds", "1", "--no-cost-limit")
     assert result.returncode == 0, result.stderr
     (only,) = report["rounds"]
+    jsonschema.validate(report, load_schema("align-report"))
     assert not only["kept"] and only["evaluated"]
     assert only["refused_by"][0] == rule
     if edit is not HARMFUL:  # the class collapse and the flips break exactly one rule
@@ -125,6 +129,7 @@ def test_an_edit_quoting_a_dev_row_is_refused_before_evaluation(
     report, result = align_json(root, "--rounds", "1", "--no-cost-limit")
     assert result.returncode == 0, result.stderr
     (only,) = report["rounds"]
+    jsonschema.validate(report, load_schema("align-report"))
     assert only["refused_by"] == ["no-quote"] and not only["evaluated"]
     assert "the conversation dev-refund-" in only["note"]
     # The candidate was never sent to the judge.
@@ -239,6 +244,13 @@ def test_max_cost_needs_prices_and_stops_before_passing_the_limit(
     per_round = dry["optimizer_call"]["cost"] + dry["candidate_evaluation"]["cost"]
     # The stub answers every call with 100 input and 20 output tokens: $0.0012 a call.
     evaluation = 29 * 0.0012
+    # Enough for the first evaluation only: no round can run, which is exit 1.
+    # (Its own cache: the run below must pay for its first evaluation.)
+    no_round = align(root, "--max-cost", f"{dry['start']['cost'] + 0.001:.6f}",
+                     INTROSPECTION_PRICES=str(prices),
+                     INTROSPECTION_CACHE_DIR=str(tmp_path / "other-cache"))
+    assert no_round.returncode == 1 and "stopped before round 1" in no_round.stderr
+    assert not any(r.tool_name == "propose_edit" for r in stub.requests)
     # Enough for the first evaluation and one round, not for a second round.
     limit = evaluation + per_round + 0.01
     assert limit < 2 * evaluation + 0.0012 + per_round
