@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from introspection_cli.alignment.candidates import refusal, tidy
@@ -110,12 +110,16 @@ class AlignSession:
     budget: Budget
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     provider_factory: ProviderFactory = create_provider
+    #: Told what the run is doing before each slow step (a line for a terminal).
+    progress: Callable[[str], None] | None = None
     warnings: list[str] = field(default_factory=list)
     _fresh_estimates: dict[str, Estimate] = field(default_factory=dict)
 
     def evaluate(self, instructions: str) -> Evaluated | Stop:
         """Run the judge with ``instructions`` over train and dev."""
         plan = self.plan
+        which = "the current rubric" if instructions == plan.judge.instructions else "a candidate"
+        self._say(f"evaluating {which} on train and dev")
         result = run_eval(with_instructions(plan.recipe, plan.judge, instructions),
                           plan.options, environ=self.environ,
                           provider_factory=self.provider_factory)
@@ -174,6 +178,7 @@ class AlignSession:
             + self.evaluation_estimate(instructions, cached=False)
         if not self.budget.allows(ahead):
             return self._over_budget(f"round {number}", ahead)
+        self._say(f"round {number}: asking {'/'.join(self.plan.optimizer_model)} for an edit")
         reply = self._ask(request)
         if isinstance(reply, Stop):
             return reply
@@ -217,6 +222,10 @@ class AlignSession:
             note += (f"; on its own the dev change is not significant (mid-p "
                      f"{dev.p_value:.2g} > {SIGNIFICANCE}): the test split decides")
         return replace(result, note=note)
+
+    def _say(self, step: str) -> None:
+        if self.progress is not None:
+            self.progress(step)
 
     def _over_budget(self, what: str, estimate: Estimate) -> Stop:
         spent = self.budget.spent or 0.0

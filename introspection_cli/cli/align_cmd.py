@@ -71,13 +71,22 @@ def align(
     settings = AlignSettings(judge=judge, rounds=rounds, optimizer_model=optimizer_model,
                              max_cost=max_cost, no_cost_limit=no_cost_limit, dry_run=dry_run,
                              write=write, fmt=fmt)
-    result = align_judge(recipe, options, settings)
+    from introspection_cli.cli.terminal import stream_redraws
+
+    # Steps on a terminal only: a log or a pipe gets the report and nothing else.
+    progress = _say_step if stream_redraws(sys.stderr) else None
+    result = align_judge(recipe, options, settings, progress=progress)
     try:
         write_stdout(result.stdout, what=f"the {fmt} report", quiet_epipe=fmt == "text")
     finally:  # the problems are said even when stdout failed
         for problem in result.problems:
             sys.stderr.write(f"introspection: {problem}\n")
     raise typer.Exit(int(result.exit_code))
+
+
+def _say_step(step: str) -> None:
+    sys.stderr.write(f"introspection: {step}...\n")
+    sys.stderr.flush()
 
 
 def register(app: typer.Typer) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -107,8 +107,9 @@ def optimizer_choice(value: str | None, judge_model: Model) -> Model:
     return provider, model
 
 
-def align_judge(path: Path, options: EvalOptions, settings: AlignSettings) -> AlignCommandResult:
-    """Run ``judges align`` on the recipe at ``path``."""
+def align_judge(path: Path, options: EvalOptions, settings: AlignSettings, *,
+                progress: Callable[[str], None] | None = None) -> AlignCommandResult:
+    """Run ``judges align`` on the recipe at ``path``; ``progress`` is told each slow step."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, (settings.judge,))
     judge = named_judge(recipe, settings.judge)
@@ -129,7 +130,7 @@ def align_judge(path: Path, options: EvalOptions, settings: AlignSettings) -> Al
     plan = AlignPlan(recipe, judge, options, judge_model, optimizer, settings.rounds,
                      rows.train_events, rows.guarded)
     budget = Budget(prices, settings.max_cost)
-    session = AlignSession(plan, budget)
+    session = AlignSession(plan, budget, progress=progress)
     counts = {"train": rows.labelled["train"], "dev": rows.labelled["dev"],
               "test": rows.labelled["test"]}
     if settings.dry_run:

@@ -291,3 +291,20 @@ def test_an_optimizer_that_fails_exits_3_with_the_rounds_so_far(
     report, result = align_json(root, "--rounds", "3", "--no-cost-limit")
     assert result.returncode == 3
     assert len(report["rounds"]) == 1 and "optimizer call failed" in result.stderr
+
+
+def test_each_slow_step_is_told_to_the_progress_callback(tmp_path: Path,
+                                                         rubric_stub: StubFactory) -> None:
+    from introspection_cli.evaluation.runner import EvalOptions
+    from introspection_cli.workflows.align import AlignSettings, align_judge
+
+    root = write_align_recipe(tmp_path / "r")
+    rubric_stub([HELPFUL])
+    steps: list[str] = []
+    result = align_judge(root, EvalOptions(max_retries=0, timeout=10),
+                         AlignSettings(judge="support", rounds=1, no_cost_limit=True),
+                         progress=steps.append)
+    assert result.exit_code == 0, result.problems
+    assert steps == ["evaluating the current rubric on train and dev",
+                     "round 1: asking openai/stub-model for an edit",
+                     "evaluating a candidate on train and dev"]
