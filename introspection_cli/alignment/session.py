@@ -98,6 +98,16 @@ class Evaluated:
     cost: float | None
 
 
+@dataclass(frozen=True)
+class _RoundOutcome:
+    """What a round left: its record (None when it never asked), the candidate's
+    evaluation (when it was evaluated), and why the run stops here (None: go on)."""
+
+    result: RoundResult | None = None
+    evaluated: Evaluated | None = None
+    stop: Stop | None = None
+
+
 def with_instructions(recipe: Recipe, judge: Judge, instructions: str) -> Recipe:
     """``recipe`` with ``judge``'s rubric replaced (the same files, gate and model)."""
     return replace(recipe, judges={**recipe.judges,
@@ -163,44 +173,50 @@ class AlignSession:
             request = proposal_request(current[0], disagreements, tried,
                                        model=self.plan.optimizer_model[1])
             outcome = self._round(number, current, request, tried)
-            if isinstance(outcome, Stop):
-                return results, current[0], outcome
-            result, evaluated = outcome
-            results.append(result)
-            if result.kept and evaluated is not None and result.candidate is not None:
-                current = (result.candidate, evaluated)
+            if outcome.result is not None:
+                results.append(outcome.result)
+            if outcome.stop is not None:
+                return results, current[0], outcome.stop
+            kept = outcome.result is not None and outcome.result.kept
+            if kept and outcome.evaluated is not None and outcome.result is not None \
+                    and outcome.result.candidate is not None:
+                current = (outcome.result.candidate, outcome.evaluated)
         return results, current[0], None
 
     def _round(self, number: int, current: tuple[str, Evaluated], request: ModelRequest,
-               tried: list[TriedEdit]) -> tuple[RoundResult, Evaluated | None] | Stop:
+               tried: list[TriedEdit]) -> _RoundOutcome:
         instructions, evaluated = current
         ahead = optimizer_estimate(request, self.plan.optimizer_model, self.budget.prices) \
             + self.evaluation_estimate(instructions, cached=False)
         if not self.budget.allows(ahead):
-            return self._over_budget(f"round {number}", ahead)
+            return _RoundOutcome(stop=self._over_budget(f"round {number}", ahead))
         self._say(f"round {number}: asking {'/'.join(self.plan.optimizer_model)} for an edit")
         reply = self._ask(request)
         if isinstance(reply, Stop):
-            return reply
+            return _RoundOutcome(stop=reply)
         cost = self.budget.add_reply(self.plan.optimizer_model, reply)
         proposal = parse_proposal(reply)
         if isinstance(proposal, InvalidProposal):
-            return RoundResult(number, f"no usable edit: {proposal.reason}", cost=cost), None
+            return _RoundOutcome(RoundResult(number, f"no usable edit: {proposal.reason}",
+                                             cost=cost))
         candidate = tidy(proposal.instructions)
         base = RoundResult(number, "", proposal.rationale, candidate,
                            rubric_diff(instructions, candidate), cost=cost)
         refused = refusal(candidate, instructions, self.plan.guarded)
         if refused is not None:
             tried.append(TriedEdit(proposal.rationale, refused.rule))
-            return replace(base, note=f"refused before evaluation: {refused.detail}",
-                           checks=(refused,), refused_by=(refused,)), None
+            return _RoundOutcome(replace(base, note=f"refused before evaluation: "
+                                         f"{refused.detail}", checks=(refused,),
+                                         refused_by=(refused,)))
         exact = self.evaluation_estimate(candidate)
         if not self.budget.allows(exact):
-            return self._over_budget(f"evaluating round {number}'s candidate", exact)
+            stop = self._over_budget(f"evaluating round {number}'s candidate", exact)
+            return _RoundOutcome(replace(base, note=f"not evaluated: {stop.reason}"), stop=stop)
         outcome = self.evaluate(candidate)
         if isinstance(outcome, Stop):
-            return outcome
-        return self._decide(base, evaluated, outcome, tried), outcome
+            return _RoundOutcome(replace(base, note=f"not evaluated: {outcome.reason}"),
+                                 stop=outcome)
+        return _RoundOutcome(self._decide(base, evaluated, outcome, tried), outcome)
 
     def _decide(self, base: RoundResult, current: Evaluated, candidate: Evaluated,
                 tried: list[TriedEdit]) -> RoundResult:

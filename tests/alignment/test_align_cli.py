@@ -293,6 +293,20 @@ def test_an_optimizer_that_fails_exits_3_with_the_rounds_so_far(
     assert len(report["rounds"]) == 1 and "optimizer call failed" in result.stderr
 
 
+def test_a_candidate_whose_evaluation_fails_is_recorded_and_the_run_exits_3(
+        tmp_path: Path, rubric_stub: StubFactory) -> None:
+    from tests.evaluation.stub_model_server import BROKEN_RUBRIC
+
+    root = write_align_recipe(tmp_path / "r")
+    rubric_stub([HELPFUL + BROKEN_RUBRIC + "\n", HELPFUL])
+    report, result = align_json(root, "--rounds", "2", "--no-cost-limit", "--write")
+    assert result.returncode == 3
+    (only,) = report["rounds"]
+    assert not only["evaluated"] and only["note"].startswith("not evaluated: ")
+    assert "failed at the model provider" in result.stderr
+    assert report["written"] is False
+
+
 def test_each_slow_step_is_told_to_the_progress_callback(tmp_path: Path,
                                                          rubric_stub: StubFactory) -> None:
     from introspection_cli.evaluation.runner import EvalOptions

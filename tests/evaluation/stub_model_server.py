@@ -312,6 +312,8 @@ _CURRENT_RUBRIC = re.compile(r"# The judge's current rubric\n\n(.*?)\n\n# Disagr
 _TOPIC = re.compile(r"\bTOPIC:([a-z]+)")
 #: A rubric holding this phrase passes every conversation (a rubric collapsing a class).
 PASS_EVERYTHING = "everything passes"
+#: A judge request whose rubric holds this marker gets a 500 (a provider failing).
+BROKEN_RUBRIC = "STUB-SERVER-ERROR"
 
 
 def rubric_verdict(user_text: str) -> str:
@@ -341,6 +343,8 @@ class RubricWordsScript:
 
     def __call__(self, request: RecordedRequest, attempt: int) -> StubReply:
         if request.tool_name != "propose_edit":
+            if BROKEN_RUBRIC in request.user_text.partition("# Conversation to evaluate")[0]:
+                return error_reply(request.api, 500, "broken", retry_after=True)
             verdict = rubric_verdict(request.user_text)
             return StubReply(body=tool_reply(request.api, _args(verdict)))
         with self.lock:
