@@ -283,6 +283,9 @@ def _footer(judge: str, *, changed: bool, written: bool, write: bool,
     elif not write:
         lines.append("Nothing was written; rerun with --write to apply the kept rubric"
                      + (f" ({note})" if note else "") + ".")
+    else:
+        lines.append("Nothing was written: the run did not finish (see why above); run it "
+                     "again (verdicts received are cached).")
     lines.append(f"Next step: certify on the held-out test rows: introspection judges certify "
                  f"--judge {judge}")
     return lines

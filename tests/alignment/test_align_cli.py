@@ -305,6 +305,7 @@ def test_a_candidate_whose_evaluation_fails_is_recorded_and_the_run_exits_3(
     assert not only["evaluated"] and only["note"].startswith("not evaluated: ")
     assert "failed at the model provider" in result.stderr
     assert report["written"] is False
+    assert (root / "judges" / "support.yaml").read_text().count("refund") == 0
 
 
 def test_each_slow_step_is_told_to_the_progress_callback(tmp_path: Path,
