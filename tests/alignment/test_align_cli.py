@@ -323,3 +323,17 @@ def test_each_slow_step_is_told_to_the_progress_callback(tmp_path: Path,
     assert steps == ["evaluating the current rubric on train and dev",
                      "round 1: asking openai/stub-model for an edit",
                      "evaluating a candidate on train and dev"]
+
+
+def test_the_closing_lines_say_what_was_written_and_the_next_step() -> None:
+    from introspection_cli.workflows.align import _footer
+
+    assert _footer("j", changed=True, written=False, write=True, note=None)[0].startswith(
+        "Nothing was written: the run did not finish")
+    assert _footer("j", changed=True, written=True, write=True, note=None)[0].startswith(
+        "The kept rubric was written")
+    assert "(it has a tag)" in _footer("j", changed=True, written=False, write=False,
+                                       note="it has a tag")[0]
+    assert _footer("j", changed=False, written=False, write=True, note=None) == [
+        "No candidate was kept: the judge file is unchanged.",
+        "Next step: certify on the held-out test rows: introspection judges certify --judge j"]
