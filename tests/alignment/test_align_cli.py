@@ -147,7 +147,8 @@ def test_a_run_never_sends_a_test_row_and_leaves_the_exposure_record_alone(
     ledger = sorted(cache.glob("evaluations.sqlite3*"))
     assert ledger
     before = {path.name: path.read_bytes() for path in ledger}
-    judges_before = sorted(path.name for path in (root / "judges").iterdir())
+    # Every file beside the judge, the exposure record included wherever it is kept.
+    judges_before = {path.name: path.read_bytes() for path in (root / "judges").iterdir()}
     stub.requests.clear()
     result = align(root, "--rounds", "2", "--no-cost-limit")
     assert result.returncode == 0, result.stderr
@@ -155,7 +156,8 @@ def test_a_run_never_sends_a_test_row_and_leaves_the_exposure_record_alone(
     assert sent and not any("HELD-OUT" in text or "test-" in text for text in sent)
     assert {path.name: path.read_bytes() for path in sorted(cache.glob(
         "evaluations.sqlite3*"))} == before
-    assert sorted(path.name for path in (root / "judges").iterdir()) == judges_before
+    assert {path.name: path.read_bytes()
+            for path in (root / "judges").iterdir()} == judges_before
     assert "round 1: not kept" in result.stdout and "round 2: kept" in result.stdout
 
 
