@@ -1,7 +1,7 @@
 """How fast labelling is in the browser app, against the browser driver's own cost.
 
-1. 50 rows labelled by keyboard in real headless Chromium (Debian's
-   /usr/bin/chromium, driven by Playwright), timed from the first page load to
+1. 50 rows labelled by keyboard in real headless Chromium (the one the browser
+   tests find, driven by Playwright), timed from the first page load to
    the last save confirmed on the page, one key after the other (the next key
    once the save shows). Baseline, same run and same driver: the same 50 keys
    on a page that confirms each one at once, with no server behind it, so the
@@ -16,6 +16,7 @@ Run: python bench/label_speed.py [--runs N]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -29,7 +30,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent))
 from _timing import BenchResult, table  # noqa: E402
 
-from tests.labelling.browser.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+from tests.labelling.browser.chromium import FLAGS, find_chromium  # noqa: E402
 from tests.labelling.browser.harness import LabelApp  # noqa: E402
 from tests.labelling.browser.keyboard import label_by_keyboard  # noqa: E402
 from tests.labelling.recipes import UNGATED_JUDGE, row, write_recipe  # noqa: E402
@@ -78,7 +79,8 @@ def measure(runs: int) -> list[BenchResult]:
     ours, baseline = [], []
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            executable = find_chromium(os.environ, playwright.chromium.executable_path)
+            browser = playwright.chromium.launch(executable_path=executable, args=FLAGS)
             for _ in range(runs):
                 for timings, work in ((ours, _with_app),
                                       (baseline, lambda p: label_by_keyboard(p, baseline_url,

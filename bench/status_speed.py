@@ -4,8 +4,9 @@ A generated recipe with one gated judge (two regex matchers, as real gates
 have) and a 20,000-row calibration file of realistic ~2 KB rows (the rows of
 bench/fixture_speed.py), every split and label. The evaluation ledger beside a
 temporary cache holds an outcome for every row under the judge's current
-fingerprint, as after one full `judges eval`, so status scores dev figures
-and reads test exposure as it would for a user. Both commands run alternately
+fingerprint, as after one full `judges eval`, so status scores dev figures;
+the judge's exposure file holds three looks at its test rows (two judge
+versions), which status derives the exposure from and check validates. Both commands run alternately
 in the same run (bench/_timing.paired_walls). Target: status / check <= 1.2.
 
 Run: python bench/status_speed.py [--runs N] [--rows N]
@@ -60,7 +61,21 @@ def make_recipe(root: Path, rows: int) -> Path:
         for row in generated:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     _fill_ledger(root / "cache", recipe, generated)
+    _write_looks(recipe, generated)
     return recipe
+
+
+def _write_looks(recipe: Path, rows: list[dict[str, object]]) -> None:
+    """Three looks at the test rows, as three evaluations of them would append."""
+    from introspection_cli.certification.exposure_file import append_looks, exposure_path
+    from introspection_cli.certification.exposure_record import test_look
+
+    test = [(str(row["source"]["conversation_id"]), str(row["snapshot_hash"]),  # type: ignore[index]
+             str(row["expected"]), str(row["expected"])) for row in rows
+            if row["split"] == "test" and row["expected"] is not None]
+    looks = [test_look(test, fingerprint="sha256:" + digit * 64, samples=1, temperature=0)
+             for digit in "aab"]
+    append_looks(exposure_path(recipe / "judges", "billing"), [look for look in looks if look])
 
 
 def _fill_ledger(cache: Path, recipe: Path, rows: list[dict[str, object]]) -> None:

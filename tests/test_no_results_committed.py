@@ -2,13 +2,18 @@
 
 The tests run judges against a scripted stub server; a certificate or report
 from such a run claims that a model agreed with humans when no model ran. The
-only certificates in the repository are the check rules' synthetic cases: all-zero
-digests (no judge can ever match them) under ``fixtures/invalid/``. No tracked file
+only certificates in the repository are the check rules' synthetic cases under
+``fixtures/invalid/``: an all-zero fingerprint and all-zero instructions, gate and
+harness digests (no judge can ever match them), the model ``synthetic-test-fixture``.
+Their ``rows_digest`` may be that of the case's own rows and their ``llm`` digest
+that of the synthetic model: ``check`` recomputes both, so a case breaking something
+else needs them right. No tracked file
 is an eval report (JSON), a JUnit file or an HTML report written by ``judges eval``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -36,9 +41,20 @@ def test_every_committed_certificate_is_a_synthetic_case_that_can_never_be_valid
         except json.JSONDecodeError:
             continue  # a case of certificate-invalid: not even JSON
         assert certificate["fingerprint"] == ZERO_DIGEST, path
-        assert certificate.get("rows_digest", ZERO_DIGEST) == ZERO_DIGEST, path
-        assert set(certificate["components"].values()) == {ZERO_DIGEST}, path
+        components = certificate["components"]
+        assert {components[part] for part in ("instructions", "gate", "harness")} == {
+            ZERO_DIGEST}, path
+        assert components["llm"] in (ZERO_DIGEST, *_synthetic_llm_digests()), path
         assert certificate["model"] == "synthetic-test-fixture", path
+
+
+def _synthetic_llm_digests() -> list[str]:
+    """The llm digests of the synthetic model, with either provider and no parameters."""
+    from introspection_cli.fixture.canonical import canonical_json
+
+    return ["sha256:" + hashlib.sha256(canonical_json({
+        "provider": provider, "model": "synthetic-test-fixture", "temperature": None,
+        "max_output_tokens": None})).hexdigest() for provider in ("openai", "anthropic")]
 
 
 def test_no_committed_file_is_a_report_of_a_run() -> None:

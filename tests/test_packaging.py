@@ -19,7 +19,7 @@ def test_wheel_ships_schemas_and_installed_package_finds_them(tmp_path: Path) ->
     wheel = next((tmp_path / "dist").glob("introspection_cli-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     expected = {"judge", "agent", "skill", "judge-fixture", "eval-report", "eval-report-v1",
-                "certificate"}
+                "eval-report-v2", "certificate"}
     shipped = {Path(n).name.removesuffix(".schema.json") for n in names
                if n.startswith("introspection_cli/schemas/")}
     assert expected <= shipped

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from introspection_cli.pricing import ModelPrice, PriceTable, load_prices, parse
 from tests.conftest import run_cli
 from tests.evaluation.conftest import GATED_JUDGE, SENTINEL_KEY, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
+from tests.hostile.harness import run_cli_measured
 
 TABLE = b"""
 ["gpt-test"]
@@ -120,3 +122,85 @@ def test_a_broken_table_stops_the_run_before_any_call(tmp_path: Path) -> None:
         code, _, text = eval_json(tmp_path, server, INTROSPECTION_PRICES=str(table))
         assert server.requests == []
     assert code == 2 and "has no cached_input, output" in text
+
+
+def _table(tmp_path: Path, body: bytes) -> Path:
+    path = tmp_path / "prices.toml"
+    path.write_bytes(body)
+    return path
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "directory"])
+def test_only_a_regular_file_is_read_as_a_price_table(tmp_path: Path, special: str) -> None:
+    # In a child with a hang guard and a memory cap: /dev/zero read to the end exhausts
+    # memory, and a FIFO nobody writes to blocks its reader forever.
+    path = Path(special)
+    if special == "fifo":
+        path = tmp_path / "prices.fifo"
+        os.mkfifo(path)
+    elif special == "directory":
+        path = tmp_path
+    rows = [fixture_row(f"conv_{i}", f"refund {i} VERDICT:pass") for i in range(2)]
+    root = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, rows)})
+    outcome = run_cli_measured(["judges", "eval", str(root), "--dry-run", "--no-cache"],
+                               tmp_path, extra_env={"INTROSPECTION_PRICES": str(path),
+                                                    "INTROSPECTION_CONFIG_DIR": str(tmp_path)})
+    assert outcome.returncode == 2, (outcome.returncode, outcome.stderr)
+    assert f"{path}" in outcome.stderr and "not a regular file" in outcome.stderr
+    assert outcome.peak_mb < 200
+
+
+def test_a_price_table_over_1_mib_is_refused(tmp_path: Path) -> None:
+    path = _table(tmp_path, b'["m"]\ninput = 1\ncached_input = 1\noutput = 1\n'
+                  + b"# padding\n" * 110_000)
+    with pytest.raises(ConfigError, match=r"larger than 1 MiB") as caught:
+        load_prices({"INTROSPECTION_PRICES": str(path)}, tmp_path / "config")
+    assert str(path) in str(caught.value)
+    just_under = _table(tmp_path, b'["m"]\ninput = 1\ncached_input = 1\noutput = 1\n'
+                        + b"#" * (1024 * 1024 - 60))
+    assert set(load_prices({"INTROSPECTION_PRICES": str(just_under)}, tmp_path).prices) == {"m"}
+
+
+@pytest.mark.parametrize("value", ["1" + "0" * 400, "1e400", "1e308", "1000000.5", "-0.5",
+                                   "inf", "-inf"])
+def test_a_price_must_be_finite_at_least_0_and_at_most_a_million(value: str) -> None:
+    text = f'["gpt-x"]\ninput = 1\ncached_input = {value}\noutput = 1\n'.encode()
+    with pytest.raises(ConfigError) as caught:
+        parse_prices(text, Path("p.toml"))
+    message = str(caught.value)
+    assert "p.toml" in message and "['gpt-x'] cached_input" in message
+    assert "0 to 1,000,000" in message
+
+
+def test_the_price_bounds_themselves_are_prices() -> None:
+    text = b'["m"]\ninput = 1000000\ncached_input = 0\noutput = 1e6\n'
+    assert parse_prices(text, Path("p.toml"))["m"] == ModelPrice(1e6, 0.0, 1e6)
+
+
+@pytest.mark.parametrize("tokens", [10**303, 10**400])
+def test_a_cost_that_overflows_is_an_error_never_null(tokens: int) -> None:
+    table = PriceTable({"m": ModelPrice(1e6, 1e6, 1e6)}, Path("p.toml"))
+    with pytest.raises(ConfigError, match=r"cost of model m .*too large") as caught:
+        table.cost("openai", "m", {"input_tokens": 10, "output_tokens": tokens})
+    assert "p.toml" in str(caught.value)
+
+
+def test_the_largest_prices_cost_a_real_run_finitely(tmp_path: Path) -> None:
+    table = _table(tmp_path, b'["stub-model"]\ninput = 1e6\ncached_input = 1e6\n'
+                   b'output = 1e6\n')
+    with StubModelServer() as server:
+        code, report, _ = eval_json(tmp_path, server, "--format", "json",
+                                    INTROSPECTION_PRICES=str(table))
+    usage = report["usage"]
+    assert isinstance(usage, dict)
+    assert code == 0 and usage["cost"] == pytest.approx(360.0)  # 360 tokens at $1 each
+
+
+def test_the_price_checks_are_errors_of_the_cli_not_crashes(tmp_path: Path) -> None:
+    table = _table(tmp_path, b'["stub-model"]\ninput = 1' + b"0" * 400
+                   + b'\ncached_input = 1\noutput = 1\n')
+    with StubModelServer() as server:
+        code, _, text = eval_json(tmp_path, server, INTROSPECTION_PRICES=str(table))
+        assert server.requests == []
+    assert code == 2 and "internal error" not in text
+    assert "['stub-model'] input" in text

@@ -20,6 +20,7 @@ from introspection_cli.statistics import (
     Z_95,
     NoBetterThanChance,
     corrected_pass_rate,
+    holm_adjusted,
     mcnemar_mid_p,
     paired_difference,
     rows_to_reach,
@@ -254,3 +255,26 @@ def test_a_judge_no_better_than_chance_is_refused(tpr: float, tnr: float) -> Non
 def test_impossible_inputs_are_refused(args: tuple[float, int, float, float, int, int]) -> None:
     with pytest.raises(ValueError):
         corrected_pass_rate(*args[:4], pass_rows=args[4], fail_rows=args[5])
+
+
+# --- Holm's step-down adjustment ----------------------------------------------------------
+
+@given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=12))
+def test_holm_matches_statsmodels(p_values: list[float]) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    oracle = multipletests(p_values, method="holm")[1]
+    assert holm_adjusted(p_values) == pytest.approx(list(oracle), abs=1e-12)
+
+
+def test_holm_hand_case_in_the_given_order() -> None:
+    # Sorted 0.01, 0.04, 0.03 -> 0.01·3 = 0.03, then max(0.03, 0.03·2) = 0.06, then
+    # max(0.06, 0.04·1) = 0.06; each in the place it was given.
+    assert holm_adjusted([0.04, 0.01, 0.03]) == pytest.approx([0.06, 0.03, 0.06])
+    assert holm_adjusted([]) == []
+
+
+@pytest.mark.parametrize("p_values", [[-0.1], [1.5], [math.nan]])
+def test_holm_rejects_what_is_not_a_p_value(p_values: list[float]) -> None:
+    with pytest.raises(ValueError, match="p-value"):
+        holm_adjusted(p_values)

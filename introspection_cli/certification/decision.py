@@ -1,15 +1,17 @@
 """The certification decision: certified, not certified, or insufficient data.
 
 Pure functions over the outcomes of one split. With TPR and TNR and their
-Wilson 95% intervals:
+Wilson intervals at the one-sided level ``alpha`` (0.025 by default: the lower
+end of the two-sided 95% interval):
 
 * **certified** when both lower bounds are at least the bar and the error rows
   are at most ``max_error_rate`` of the rows (and, with ``bar_na``, the lower
   bound of ``na_recall`` reaches it too);
-* **insufficient data** when the split holds too few ``pass`` or ``fail`` rows
-  for even a judge that agrees on every one of them to reach the bar (the
-  smallest n whose n-of-n lower bound reaches it: 16 at 0.80), with how many
-  more of each are needed;
+* **insufficient data** when the split holds too few *scorable* ``pass`` or
+  ``fail`` rows (error rows left out: they measure nothing) for even a judge
+  that agrees on every one of them to reach the bar (the smallest n whose
+  n-of-n lower bound reaches it: 16 at 0.80), with how many more of each are
+  needed;
 * **not certified** otherwise, naming each bound that missed.
 """
 
@@ -20,19 +22,35 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from introspection_cli.evaluation.outcomes import RowOutcome
-from introspection_cli.statistics import Interval, rows_to_reach, wilson_interval
+from introspection_cli.statistics import Z_95, Interval, rows_to_reach, wilson_interval
 
 Decision = Literal["certified", "not_certified", "insufficient_data"]
 #: The classes certification needs enough of, and the rate each one measures.
 CLASSES: Mapping[str, str] = {"pass": "tpr", "fail": "tnr"}
+LABELS = ("pass", "fail", "not_applicable")
+#: The one-sided level of each lower bound by default: the lower end of a two-sided 95%
+#: Wilson interval. A wrong certificate needs a bound above a true rate below the bar.
+DEFAULT_ALPHA = 0.025
+
+
+def z_for(alpha: float) -> float:
+    """The normal quantile ``Φ⁻¹(1 − alpha)`` a one-sided level ``alpha`` puts the bound at."""
+    if alpha == DEFAULT_ALPHA:
+        return Z_95
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"a one-sided level must be in (0, 0.5), got {alpha}")
+    from statistics import NormalDist  # the standard library's; only for another level
+
+    return NormalDist().inv_cdf(1 - alpha)
 
 
 @dataclass(frozen=True, slots=True)
 class Rate:
-    """A rate over ``n`` non-error rows with its Wilson 95% interval."""
+    """A rate over ``n`` non-error rows with its Wilson interval (``successes`` of ``n``)."""
 
     interval: Interval
     n: int
+    successes: int
 
     def as_json(self) -> dict[str, Any]:
         return {**self.interval.as_json(), "n": self.n}
@@ -52,38 +70,46 @@ class Certification:
     na_recall: Rate | None
     #: label -> rows of it the split holds (error rows included).
     labelled: Mapping[str, int]
-    #: label -> more rows of it needed before a perfect judge could reach the bar.
-    needed: Mapping[str, int] = field(default_factory=dict)
+    #: label -> rows of it that are not errors (what the rates are measured on).
+    scorable: Mapping[str, int] = field(default_factory=dict)
+    #: label -> more scorable rows of it before a perfect judge could reach the bar.
+    needed_perfect: Mapping[str, int] = field(default_factory=dict)
     #: Why it is not certified, one sentence each.
     reasons: tuple[str, ...] = ()
+    alpha: float = DEFAULT_ALPHA
+    bar_na: float | None = None
 
     @property
     def certified(self) -> bool:
         return self.decision == "certified"
 
 
-def rows_needed(labelled: Mapping[str, int], bar: float) -> dict[str, int]:
-    """For ``pass`` and ``fail``: how many more labelled rows a perfect judge would need."""
-    floor = rows_to_reach(bar)
+def rows_needed(scorable: Mapping[str, int], bar: float,
+                alpha: float = DEFAULT_ALPHA) -> dict[str, int]:
+    """For ``pass`` and ``fail``: how many more scorable rows a perfect judge would need."""
+    floor = rows_to_reach(bar, 1.0, z_for(alpha))
     if floor is None:  # a bar of 1 (or one the planning limit cannot reach)
         raise ValueError(f"no number of rows reaches a bar of {bar:g}")
-    return {label: max(0, floor - labelled.get(label, 0)) for label in CLASSES}
+    return {label: max(0, floor - scorable.get(label, 0)) for label in CLASSES}
 
 
-def insufficient(labelled: Mapping[str, int], bar: float) -> Certification | None:
-    """The ``insufficient_data`` decision when the rows cannot reach the bar, else None.
-
-    Decided from the labels alone, so a split that cannot be certified costs no call.
-    """
-    needed = rows_needed(labelled, bar)
+def insufficient(scorable: Mapping[str, int], bar: float, *, errors: int = 0,
+                 alpha: float = DEFAULT_ALPHA,
+                 labelled: Mapping[str, int] | None = None) -> Certification | None:
+    """The ``insufficient_data`` decision when the scorable rows cannot reach the bar, else
+    None. Before a run every labelled row may be scorable, so a split that cannot be
+    certified is known from the labels alone and costs no call."""
+    needed = rows_needed(scorable, bar, alpha)
     if not any(needed.values()):
         return None
-    return Certification("insufficient_data", bar, 0.0, sum(labelled.values()), 0, None, None,
-                         None, dict(labelled), needed, (_needed_sentence(labelled, needed, bar),))
+    held = dict(labelled if labelled is not None else scorable)
+    reason = _needed_sentence(scorable, needed, bar, errors, alpha)
+    return Certification("insufficient_data", bar, 0.0, sum(held.values()), errors, None, None,
+                         None, held, dict(scorable), needed, (reason,), alpha)
 
 
-def rejected_rows(labelled: Mapping[str, int], bar: float,
-                  lines: Sequence[int]) -> Certification:
+def rejected_rows(labelled: Mapping[str, int], bar: float, lines: Sequence[int], *,
+                  alpha: float = DEFAULT_ALPHA) -> Certification:
     """``not_certified`` from the file alone: rows of it are rejected. A rejected row's
     split cannot be trusted, so it may be one of this split's, with a label nobody can
     check: no decision rests on the file until it is fixed."""
@@ -92,50 +118,67 @@ def rejected_rows(labelled: Mapping[str, int], bar: float,
               "belong to this split, so no decision rests on the file until they are fixed "
               "(`introspection check` lists them)")
     return Certification("not_certified", bar, 0.0, sum(labelled.values()), 0, None, None,
-                         None, dict(labelled), rows_needed(labelled, bar), (reason,))
+                         None, dict(labelled), dict(labelled),
+                         rows_needed(labelled, bar, alpha), (reason,), alpha)
 
 
-def _needed_sentence(labelled: Mapping[str, int], needed: Mapping[str, int], bar: float) -> str:
-    floor = rows_to_reach(bar)
+def _needed_sentence(scorable: Mapping[str, int], needed: Mapping[str, int], bar: float,
+                     errors: int, alpha: float) -> str:
+    floor = rows_to_reach(bar, 1.0, z_for(alpha))
     short = " and ".join(f"{count} more {label}" for label, count in needed.items() if count)
-    return (f"the split holds {labelled.get('pass', 0)} pass and {labelled.get('fail', 0)} fail "
-            f"rows; even a judge that agrees on all of them needs {floor} of each to reach "
-            f"the bar {bar:g}: label {short} rows")
+    held = (f"{scorable.get('pass', 0)} scorable pass and {scorable.get('fail', 0)} scorable "
+            f"fail rows ({errors} error row{'s' if errors != 1 else ''} left out)" if errors
+            else f"{scorable.get('pass', 0)} pass and {scorable.get('fail', 0)} fail rows")
+    level = "" if alpha == DEFAULT_ALPHA else f" at one-sided level {alpha:.4g}"
+    return (f"the split holds {held}; even a judge that agrees on all of them needs {floor} "
+            f"of each to reach the bar {bar:g}{level}: label {short} rows")
 
 
-def _rate(rows: Sequence[RowOutcome], label: str, agreeing: tuple[str, ...]) -> Rate | None:
+def _rate(rows: Sequence[RowOutcome], label: str, agreeing: tuple[str, ...],
+          z: float) -> Rate | None:
     scored = [row for row in rows if row.expected == label and row.outcome != "error"]
-    interval = wilson_interval(sum(row.outcome in agreeing for row in scored), len(scored))
-    return None if interval is None else Rate(interval, len(scored))
+    successes = sum(row.outcome in agreeing for row in scored)
+    interval = wilson_interval(successes, len(scored), z)
+    return None if interval is None else Rate(interval, len(scored), successes)
 
 
 def decide(rows: Sequence[RowOutcome], *, bar: float, max_error_rate: float,
-           bar_na: float | None = None) -> Certification:
-    """The decision over ``rows`` (every labelled row of the split, error rows included)."""
-    labelled = {label: sum(row.expected == label for row in rows)
-                for label in ("pass", "fail", "not_applicable")}
-    early = insufficient(labelled, bar)
+           bar_na: float | None = None, alpha: float = DEFAULT_ALPHA) -> Certification:
+    """The decision over ``rows`` (every labelled row of the split, error rows included),
+    each bound at the one-sided level ``alpha``."""
+    labelled = {label: sum(row.expected == label for row in rows) for label in LABELS}
+    scorable = {label: sum(row.expected == label and row.outcome != "error" for row in rows)
+                for label in LABELS}
+    errors = sum(row.outcome == "error" for row in rows)
+    early = insufficient(scorable, bar, errors=errors, alpha=alpha, labelled=labelled)
     if early is not None:
         return early
-    errors = sum(row.outcome == "error" for row in rows)
-    tpr, tnr = _rate(rows, "pass", ("pass",)), _rate(rows, "fail", ("fail",))
-    na_recall = _rate(rows, "not_applicable", ("not_applicable", "gated"))
-    reasons = [_missed(name, rate, bar) for name, rate in (("tpr", tpr), ("tnr", tnr))
+    z = z_for(alpha)
+    tpr, tnr = _rate(rows, "pass", ("pass",), z), _rate(rows, "fail", ("fail",), z)
+    na_recall = _rate(rows, "not_applicable", ("not_applicable", "gated"), z)
+    reasons = [_missed(name, rate, bar, alpha) for name, rate in (("tpr", tpr), ("tnr", tnr))
                if rate is None or rate.interval.low < bar]
     if bar_na is not None and (na_recall is None or na_recall.interval.low < bar_na):
-        reasons.append(_missed("na_recall", na_recall, bar_na, "--bar-na"))
+        reasons.append(_missed("na_recall", na_recall, bar_na, alpha, "--bar-na"))
     rate = errors / len(rows) if rows else 0.0
     if rate > max_error_rate:
         reasons.append(f"{errors} of {len(rows)} rows are errors ({rate:.3f}), above "
                        f"--max-error-rate {max_error_rate:g}")
     return Certification("not_certified" if reasons else "certified", bar, max_error_rate,
-                         len(rows), errors, tpr, tnr, na_recall, labelled,
-                         rows_needed(labelled, bar), tuple(reasons))
+                         len(rows), errors, tpr, tnr, na_recall, labelled, scorable,
+                         rows_needed(scorable, bar, alpha), tuple(reasons), alpha, bar_na)
 
 
-def _missed(name: str, rate: Rate | None, bar: float, flag: str = "the bar") -> str:
+def interval_name(alpha: float) -> str:
+    """``95% interval`` at the default level; else the two-sided level it is the end of."""
+    level = 100 * (1 - 2 * alpha)
+    return f"{level:.4g}% interval"
+
+
+def _missed(name: str, rate: Rate | None, bar: float, alpha: float,
+            flag: str = "the bar") -> str:
     if rate is None:
         return f"{name} is null: every row it needs is an error"
     interval = rate.interval
-    return (f"{name} is {interval.value:.3f} over {rate.n} rows with 95% interval "
+    return (f"{name} is {interval.value:.3f} over {rate.n} rows with {interval_name(alpha)} "
             f"{interval.low:.3f}–{interval.high:.3f}; its lower bound is below {flag} {bar:g}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from enum import StrEnum
 from typing import Annotated
@@ -32,14 +33,19 @@ def check(
         "--strict", help="Treat warnings as failures (exit 1).")] = False,
     require_certified: Annotated[bool, typer.Option(
         "--require-certified",
-        help="Make a judge with calibration data but no valid certificate an error "
+        help="Make a judge with calibration data but no valid certificate, or one whose "
+             "test rows' exposure is not clean and was not accepted, an error "
              "(judge-not-certified), for CI.")] = False,
+    min_bar: Annotated[float, typer.Option(
+        "--min-bar", metavar="X",
+        help="The bar a certificate must have been made at to be valid.")] = 0.8,
 ) -> None:
     """Validate recipe packages: SYSTEM.md, agents, skills, judges and calibration files.
 
     Prints every problem as path:line:col: severity[code] message. Exit 0 when
     clean, 1 when errors (or, with --strict, warnings) were found, 2 on a bad path.
     """
+    from introspection_cli.errors import UsageError
     from introspection_cli.recipe.checker import check_recipe
     from introspection_cli.recipe.discovery import discover
     from introspection_cli.reporters.check_report import REPORTERS
@@ -47,8 +53,12 @@ def check(
     found = discover(paths or [])
     for raw in found.outside:
         sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
-    results = [check_recipe(root, require_certified=require_certified)
+    if not (math.isfinite(min_bar) and 0 < min_bar < 1):
+        raise UsageError(f"--min-bar {min_bar} must be a number above 0 and below 1")
+    results = [check_recipe(root, require_certified=require_certified, min_bar=min_bar)
                for root in found.recipes]
+    for note in (note for result in results for note in result.notes):
+        sys.stderr.write(f"introspection: note: {note}\n")
     if results or output_format is CheckFormat.json:
         # JSON is always the SPEC §3.1 object, even with nothing checked (empty lists,
         # zero counts), so a consumer can always parse stdout.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from introspection_cli.cli.stdout import write_stdout
-from introspection_cli.cli.terminal import stream_redraws, stream_wants_color
+from introspection_cli.cli.terminal import stream_wants_color
 
 if TYPE_CHECKING:
     from introspection_cli.labelling.result import CommandResult
@@ -82,7 +82,8 @@ def eval_command(
                                "errors; a judge with no judged row always fails.")] = 0.1,
     threshold_split: Annotated[str, typer.Option(
         help="The split --min-agreement, --min-tpr, --min-tnr and --min-kappa apply to "
-             "(test: the test split is evaluated too).")] = "all",
+             "(scored: every evaluated row, also accepted as all; test: the test split is "
+             "evaluated too).")] = "scored",
     max_retries: Annotated[int, typer.Option(
         min=0, help="Retries per request on 408, 409, 429, 5xx, timeouts and connection errors "
                     "(the SDK's max_retries).")] = 2,
@@ -110,7 +111,7 @@ def eval_command(
     evaluated; 2 usage error, or an API key missing or rejected; 3 rows failed at
     the model provider after retries (the report is still shown).
     """
-    from introspection_cli.cli.progress import RowProgress, StatusLine
+    from introspection_cli.cli.progress import run_with_progress
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.reporting.formats import check_report_format
     from introspection_cli.reporting.gates import GateSettings
@@ -139,25 +140,8 @@ def eval_command(
     settings = ReportSettings(fmt=check_report_format(fmt), output=output, junit=junit,
                               html=html, baseline=baseline,
                               gates=gates, color=stream_wants_color(sys.stdout))
-    # The progress line only on a terminal: a log or a pipe gets no redrawn line.
-    line = StatusLine(sys.stderr) if stream_redraws(sys.stderr) else None
-    batches = None
-    if batch:
-        from introspection_cli.cli.batch_progress import BatchProgress
-
-        batches = BatchProgress(sys.stderr, redraw=line is not None, line=line)
-    # A batch run's rows land all at once when a batch ends: a rate or an ETA would mislead.
-    progress = RowProgress(line, eta=not batch) if line is not None else None
-    try:
-        result = evaluate_recipe(recipe, options, settings, progress=progress,
-                                 batch_events=batches)
-    except KeyboardInterrupt:
-        if batches is not None:
-            batches.interrupted()
-        raise
-    finally:
-        if line is not None:
-            line.clear()
+    result = run_with_progress(lambda progress, batches: evaluate_recipe(
+        recipe, options, settings, progress=progress, batch_events=batches), batch=batch)
     _print_result(result, settings.fmt)
 
 

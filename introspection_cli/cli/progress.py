@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 if TYPE_CHECKING:
+    from introspection_cli.cli.batch_progress import BatchProgress
     from introspection_cli.evaluation.runner import RunProgress
+
+_T = TypeVar("_T")
 
 #: Seconds between two redraws of the row progress (the last row is always drawn).
 REDRAW_EVERY = 0.1
@@ -110,3 +114,32 @@ def _eta(seconds: float) -> str:
     if minutes < 90:
         return f"{minutes} min"
     return f"{minutes // 60} h {minutes % 60} min"
+
+
+def run_with_progress(run: Callable[[RowProgress | None, BatchProgress | None], _T], *,
+                      batch: bool) -> _T:
+    """``run(progress, batch_events)`` with the progress line drawn on stderr while it runs.
+
+    Only on a terminal: a log or a pipe gets no redrawn line (``run`` gets None).
+    With ``batch``, the batch progress shares the line, and an interrupted run says
+    that its batches keep running.
+    """
+    from introspection_cli.cli.terminal import stream_redraws
+
+    line = StatusLine(sys.stderr) if stream_redraws(sys.stderr) else None
+    batches = None
+    if batch:
+        from introspection_cli.cli.batch_progress import BatchProgress
+
+        batches = BatchProgress(sys.stderr, redraw=line is not None, line=line)
+    # A batch run's rows land all at once when a batch ends: a rate or an ETA would mislead.
+    progress = RowProgress(line, eta=not batch) if line is not None else None
+    try:
+        return run(progress, batches)
+    except KeyboardInterrupt:
+        if batches is not None:
+            batches.interrupted()
+        raise
+    finally:
+        if line is not None:
+            line.clear()

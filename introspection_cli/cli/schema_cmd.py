@@ -9,8 +9,8 @@ import typer
 
 def schema(
     name: Annotated[str, typer.Argument(
-        help="Schema name: judge, agent, skill, judge-fixture, eval-report, eval-report-v1 "
-             "or certificate.")],
+        help="Schema name: judge, agent, skill, judge-fixture, eval-report, eval-report-v1, "
+             "eval-report-v2 or certificate.")],
 ) -> None:
     """Print a JSON Schema (Draft 2020-12), e.g. for yaml-language-server in your editor."""
     from introspection_cli.cli.stdout import write_stdout

@@ -43,11 +43,13 @@ def write_stdout(data: str | bytes, *, what: str = "the output",
                       f"{written} of {len(payload)} bytes were written, so it is incomplete")
 
 
-def write_stdout_lines(records: Sequence[bytes], *, noun: str) -> None:
+def write_stdout_lines(records: Sequence[bytes], *, noun: str, before: int = 0) -> None:
     """Write each of ``records`` (without its line break) as one line.
 
     Raises :class:`OutputError` saying how many complete ``noun`` lines reached
     stdout and how many did not (so an export can say which rows are missing).
+    ``before`` lines reached stdout in earlier calls (an export's earlier chunks):
+    the counts include them.
     """
     payload = b"".join(record + b"\n" for record in records)
     written, problem = _write_all(payload)
@@ -61,8 +63,9 @@ def write_stdout_lines(records: Sequence[bytes], *, noun: str) -> None:
         complete += 1
     cut = " (the next one cut short)" if written > end else ""
     raise OutputError(
-        f"could not write to stdout ({_reason(problem)}): only {complete} of {len(records)} "
-        f"{noun}(s) reached stdout{cut}; the other {len(records) - complete} were not written"
+        f"could not write to stdout ({_reason(problem)}): only {before + complete} of "
+        f"{before + len(records)} {noun}(s) reached stdout{cut}; the other "
+        f"{len(records) - complete} were not written"
     )
 
 

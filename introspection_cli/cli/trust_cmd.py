@@ -46,8 +46,11 @@ def certify(
     recipe: _RECIPE = Path("."),
     judge: Annotated[str, typer.Option("--judge", metavar="NAME",
                                        help="The judge to certify.")] = "",
+    every: Annotated[bool, typer.Option(
+        "--all", help="Certify every judge with a calibration file.")] = False,
     bar: Annotated[float, typer.Option(
-        help="Both the TPR and the TNR lower bound (Wilson 95%) must reach this.")] = 0.8,
+        help="Both the TPR and the TNR lower bound must reach this (check requires at "
+             "least 0.80 unless --min-bar).")] = 0.8,
     split: Annotated[str, typer.Option(
         help="The split to certify on: test (held out by judges eval), dev or train.")] = "test",
     max_error_rate: Annotated[float, typer.Option(
@@ -55,6 +58,17 @@ def certify(
     bar_na: Annotated[float | None, typer.Option(
         help="Also require na_recall's lower bound (not_applicable rows judged "
              "not_applicable or gated) to reach this.")] = None,
+    family_wise: Annotated[str | None, typer.Option(
+        "--family-wise", metavar="holm|bonferroni",
+        help="With --all: test the judges together so that the chance of any wrong "
+             "certificate among them stays at 2.5%.")] = None,
+    accept_exposure: Annotated[str | None, typer.Option(
+        "--accept-exposure", metavar="REASON",
+        help="Record why a certificate whose test rows' exposure is not clean is accepted "
+             "(check --require-certified refuses it otherwise).")] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Run the certificate's recorded procedure again on its recorded "
+                         "rows; exit 1 when the decision differs.")] = False,
     samples: Annotated[int, typer.Option(
         min=1, help="Calls per row, majority vote (as in judges eval).")] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
@@ -73,25 +87,37 @@ def certify(
 ) -> None:
     """Certify a judge on its held-out test rows, and write judges/NAME.certificate.json.
 
-    Certified when the Wilson 95% lower bounds of both TPR and TNR reach --bar
-    and at most --max-error-rate of the rows are errors; insufficient data when
-    the split holds too few pass or fail rows for even a perfect judge (16 of
-    each at 0.80), decided before any model call. Exit codes: 0 certified; 1 not
-    certified or insufficient data; 2 usage error, an API key missing or
-    rejected; 3 rows failed at the model provider after retries.
+    Certified when the Wilson lower bounds (one-sided 2.5% each) of both TPR and
+    TNR reach --bar and at most --max-error-rate of the rows are errors;
+    insufficient data when the split holds too few scorable pass or fail rows for
+    even a perfect judge (16 of each at 0.80). Every look at the test rows is
+    recorded in judges/NAME.exposure.jsonl. Exit codes: 0 certified (--verify:
+    the recorded procedure certifies it again); 1 not certified, insufficient
+    data, or not verified; 2 usage error, an API key missing or rejected; 3 rows
+    failed at the model provider after retries.
     """
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.runner import EvalOptions
-    from introspection_cli.workflows.certify import CertifySettings, certify_judge
+    from introspection_cli.workflows.certify import CertifySettings, certify_judges
 
-    if not judge:
-        raise UsageError("judges certify needs --judge NAME: certificates are per judge")
-    options = EvalOptions(judges=(judge,), samples=samples, concurrency=concurrency,
-                          provider=provider, model=model, use_cache=not no_cache,
-                          max_retries=max_retries, timeout=timeout)
-    settings = CertifySettings(judge=judge, bar=bar, split=split, max_error_rate=max_error_rate,
-                               bar_na=bar_na, fmt=fmt)
-    _finish(certify_judge(recipe, options, settings), f"the {fmt} certification")
+    if bool(judge) == every:
+        raise UsageError("judges certify needs --judge NAME or --all: certificates are per "
+                         "judge")
+    if verify and (samples != 1 or provider or model or family_wise or accept_exposure):
+        raise UsageError("--verify runs the certificate's own procedure: it takes no "
+                         "--samples, --provider, --model, --family-wise or --accept-exposure")
+    options = EvalOptions(judges=(judge,) if judge else (), samples=samples,
+                          concurrency=concurrency, provider=provider, model=model,
+                          use_cache=not no_cache, max_retries=max_retries, timeout=timeout)
+    settings = CertifySettings(judges=(judge,) if judge else (), every=every, bar=bar,
+                               split=split, max_error_rate=max_error_rate, bar_na=bar_na,
+                               family_wise=family_wise, accept_exposure=accept_exposure,
+                               fmt=fmt)
+    if verify:
+        from introspection_cli.workflows.certify_verify import verify_certificates
+
+        _finish(verify_certificates(recipe, options, settings), f"the {fmt} verification")
+    _finish(certify_judges(recipe, options, settings), f"the {fmt} certification")
 
 
 def estimate(
@@ -102,16 +128,34 @@ def estimate(
         "--passed", metavar="K", help="Verdicts that were pass in production...")] = None,
     total: Annotated[int | None, typer.Option(
         "--total", metavar="N", help="...out of this many pass/fail verdicts.")] = None,
+    not_applicable: Annotated[int | None, typer.Option(
+        "--not-applicable", metavar="J",
+        help="With --passed/--total: the judge's not_applicable verdicts besides those N "
+             "(needed when calibration rows are labelled not_applicable).")] = None,
     rows: Annotated[Path | None, typer.Option(
         "--rows", metavar="FILE",
-        help="Or: exported fixtures (labels ignored) to run the judge on; the share of pass "
-             "among its pass/fail verdicts is the observed rate.")] = None,
+        help="Or: exported fixtures (labels ignored) to run the judge on; its pass, fail and "
+             "not_applicable verdicts on them are the production counts.")] = None,
     report: Annotated[Path | None, typer.Option(
         "--report", metavar="R.json",
         help="Take TPR and TNR from this eval report (with --split) instead of the judge's "
              "certificate.")] = None,
     split: Annotated[str | None, typer.Option(
         "--split", metavar="S", help="The split of --report to calibrate with.")] = None,
+    allow_misfit: Annotated[bool, typer.Option(
+        "--allow-misfit", help="Print the estimate even when production contradicts the "
+                               "calibration (with a warning) instead of exiting 1.")] = False,
+    design: Annotated[str | None, typer.Option(
+        "--design", metavar="random",
+        help="random: the labelled rows of --rows are a random sample of its rows; estimate "
+             "by prediction-powered inference (PPI++) instead of the calibration.")] = None,
+    by_gate: Annotated[bool, typer.Option(
+        "--by-gate", help="With --design random: estimate where the gate matches and where "
+                          "it misses, and overall.")] = False,
+    segment: Annotated[str | None, typer.Option(
+        "--segment", metavar="KEY",
+        help="With --design random: estimate per value of this judge_input field path "
+             "(e.g. metadata.channel), and a stratified overall.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight (--rows).")] = 8,
     provider: Annotated[str | None, typer.Option(
         help="With --rows: use this provider instead of the judge's llm.provider.")] = None,
@@ -122,28 +166,51 @@ def estimate(
     max_retries: Annotated[int, typer.Option(min=0, help="Retries per request (--rows).")] = 2,
     timeout: Annotated[float, typer.Option(
         min=0.001, help="Seconds to wait for one model response (--rows).")] = 60.0,
+    batch: Annotated[bool, typer.Option(
+        "--batch", help="With --rows: send uncached rows through the provider's batch API "
+                        "(as judges eval --batch).")] = False,
+    poll_interval: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: seconds before the first poll.")] = None,
+    max_wait: Annotated[float | None, typer.Option(
+        metavar="SECONDS", help="With --batch: stop waiting after this long.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
 ) -> None:
-    """Correct a judge's production pass rate for its measured TPR and TNR.
+    """Correct a judge's production pass rate for its measured error rates.
 
-    The point estimate is Rogan-Gladen's, the 95% interval Lee et al.'s (2025),
-    which carries the uncertainty of the calibration rows too. TPR and TNR come
-    from the judge's valid certificate, or --report R.json --split S. Exit codes:
-    0 an estimate; 1 no valid calibration, a judge no better than chance (TPR +
-    TNR <= 1) or rejected rows; 2 usage error; 3 rows failed at the provider.
+    The calibration (rows by label and verdict) comes from the judge's valid
+    certificate, or --report R.json --split S. Two-class: Rogan-Gladen with Lee
+    et al.'s (2025) 95% interval; with not_applicable on either side, least
+    squares on the simplex with a bootstrap interval. Exit codes: 0 an estimate;
+    1 no valid calibration, a refusal (a class with 1-15 rows, a judge no better
+    than chance, fewer than 30 production verdicts, production contradicting the
+    calibration without --allow-misfit) or rejected rows; 2 usage error; 3 rows
+    failed at the provider. With --design random: PPI++ from the labelled rows of
+    --rows (a random sample), refused (exit 1) when their verdict mix shows they
+    are not one.
     """
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.runner import EvalOptions
     from introspection_cli.workflows.estimate import EstimateSettings, estimate_judge
+    from introspection_cli.workflows.judges_eval import batch_options
 
     if not judge:
         raise UsageError("judges estimate needs --judge NAME")
+    if batch and rows is None:
+        raise UsageError("--batch applies to --rows (the rows the judge is run on)")
     options = EvalOptions(judges=(judge,), concurrency=concurrency, provider=provider,
                           model=model, use_cache=not no_cache, max_retries=max_retries,
-                          timeout=timeout)
-    settings = EstimateSettings(judge=judge, passed=passed, total=total, rows=rows,
-                                report=report, split=split, fmt=fmt)
-    _finish(estimate_judge(recipe, options, settings), f"the {fmt} estimate")
+                          timeout=timeout,
+                          batch=batch_options(batch, poll_interval=poll_interval,
+                                              max_wait=max_wait))
+    settings = EstimateSettings(judge=judge, passed=passed, total=total,
+                                not_applicable=not_applicable, rows=rows, report=report,
+                                split=split, allow_misfit=allow_misfit, design=design,
+                                by_gate=by_gate, segment=segment, fmt=fmt)
+    from introspection_cli.cli.progress import run_with_progress
+
+    _finish(run_with_progress(lambda progress, batches: estimate_judge(
+        recipe, options, settings, progress=progress, batch_events=batches), batch=batch),
+        f"the {fmt} estimate")
 
 
 def status(

@@ -6,7 +6,9 @@ other). Only valid verdicts are stored; errors are retried on the next run. The
 keys are :mod:`~introspection_cli.evaluation.cache_keys`'; the API key is never
 part of a key or a value. Beside each verdict the cache keeps the memo of the
 request it answered (:mod:`~introspection_cli.evaluation.memo`), so a re-run of
-unchanged rows finds its verdicts without rendering a prompt.
+unchanged rows finds its verdicts without rendering a prompt, and the tokens its
+reply used, so a re-run can say what its rows cost although it paid nothing (an
+entry written before the tokens were kept reads as unknown, never as 0).
 
 The cache only saves money, so it never stops or stalls a run:
 
@@ -35,6 +37,7 @@ from typing import Any
 from introspection_cli.evaluation.cache_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
 from introspection_cli.evaluation.cache_dir import default_cache_dir as default_cache_dir
 from introspection_cli.evaluation.cache_keys import KEY_VERSION, KeyMaker, cache_key
+from introspection_cli.evaluation.outcomes import Tokens
 from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, stored_verdict
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "KEY_VERSION", "KeyMaker", "VerdictCache",
@@ -57,15 +60,37 @@ CREATE TABLE IF NOT EXISTS verdicts (
     key TEXT PRIMARY KEY,
     verdict TEXT NOT NULL,
     reasoning TEXT NOT NULL,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cached_input_tokens INTEGER,
+    cache_write_tokens INTEGER
 );
 CREATE TABLE IF NOT EXISTS prompts (
     memo TEXT PRIMARY KEY,
     key TEXT NOT NULL
 );
 """
-#: A row to write: a verdict under its key, and (when known) the memo that renders to it.
-Entry = tuple[str, str, str, str | None]
+#: The columns keeping the tokens each verdict's reply used, in :class:`Tokens` order.
+#: Added to a cache made before them when it is opened; NULL in its old entries.
+_TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+#: The reads, keyed by whether they read the tokens too (the table keeps them, and the
+#: run asked for them).
+_BY_KEY = {True: "SELECT key, verdict, reasoning, input_tokens, output_tokens, "
+                 "cached_input_tokens, cache_write_tokens FROM verdicts WHERE key IN",
+           False: "SELECT key, verdict, reasoning FROM verdicts WHERE key IN"}
+_BY_MEMO = {True: "SELECT p.memo, v.key, v.verdict, v.reasoning, v.input_tokens, "
+                  "v.output_tokens, v.cached_input_tokens, v.cache_write_tokens FROM prompts p "
+                  "JOIN verdicts v ON v.key = p.key WHERE p.memo IN",
+            False: "SELECT p.memo, v.key, v.verdict, v.reasoning FROM prompts p "
+                   "JOIN verdicts v ON v.key = p.key WHERE p.memo IN"}
+_INSERT = {True: "INSERT OR REPLACE INTO verdicts (key, verdict, reasoning, input_tokens, "
+                 "output_tokens, cached_input_tokens, cache_write_tokens) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
+           False: "INSERT OR REPLACE INTO verdicts (key, verdict, reasoning) VALUES (?, ?, ?)"}
+#: A row to write: a verdict under its key, (when known) the memo that renders to it, and
+#: the tokens its reply used.
+Entry = tuple[str, str, str, str | None, Tokens | None]
 
 
 class VerdictCache:
@@ -73,17 +98,22 @@ class VerdictCache:
 
     ``warnings`` says, one line each, what the cache could not do (read, write, its
     old content); ``write_failures`` counts verdicts that were not saved because a
-    write failed.
+    write failed. Verdicts read back carry the tokens their replies used only with
+    ``read_tokens`` (else ``None``, as for an entry from before they were kept): a
+    re-run of 4,000 rows reads them in about 5 ms more, which only a run that reports
+    them should pay. They are always written.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, read_tokens: bool = True) -> None:
         self.path = directory / CACHE_FILE
+        self._read_tokens = read_tokens
         self.write_failures = 0
         self.warnings: list[str] = []
         self._pending: list[Entry] = []
         self._db: sqlite3.Connection | None = None
         self.readable = self.writable = False
         self._write_failed = False  # writes stopped after a failure: count what is lost
+        self._tokens_kept = False  # the table has _TOKEN_COLUMNS (see _find_token_columns)
         self._open()
 
     # -- opening -------------------------------------------------------------------
@@ -100,6 +130,7 @@ class VerdictCache:
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.executescript(_SCHEMA)
             self._db.execute("SELECT 1 FROM verdicts LIMIT 1").fetchall()
+            self._find_token_columns(add=True)
             self.readable = self.writable = True
         except sqlite3.Error as exc:
             self._close_db()
@@ -135,10 +166,33 @@ class VerdictCache:
             except sqlite3.Error:
                 continue
             self._db, self.readable = db, True
+            self._find_token_columns(add=False)
             self.warnings.append(f"the verdict cache {self.path} is read-only: verdicts are "
                                  "read from it, and this run's are not saved")
             return
         self._give_up("it is read-only and cannot be read either")
+
+    def _find_token_columns(self, *, add: bool) -> None:
+        """Whether the verdicts table keeps token usage; with ``add``, add the columns to a
+        cache made before them, all in one transaction. If that fails (another run holds
+        the lock), this run reads tokens as unknown and writes without them; a later run
+        adds them."""
+        missing = [column for column in _TOKEN_COLUMNS if column not in self._columns()]
+        if missing and add:
+            assert self._db is not None
+            try:
+                with self._db:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    for column in missing:
+                        self._db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} INTEGER")
+            except sqlite3.OperationalError:
+                pass  # locked, or another run added them first: looked for again below
+            missing = [column for column in _TOKEN_COLUMNS if column not in self._columns()]
+        self._tokens_kept = not missing
+
+    def _columns(self) -> set[str]:
+        assert self._db is not None
+        return {row[1] for row in self._db.execute("PRAGMA table_info(verdicts)")}
 
     def _start_afresh(self, exc: sqlite3.Error) -> None:
         """Move a corrupt database (and its WAL) aside and make a new, empty one."""
@@ -191,24 +245,23 @@ class VerdictCache:
     def get_many(self, keys: Sequence[str]) -> dict[str, ParsedVerdict]:
         """The cached verdicts among ``keys`` (valid ones only), read in a few queries."""
         found: dict[str, ParsedVerdict] = {}
-        for key, verdict, reasoning in self._rows_in(
-                "SELECT key, verdict, reasoning FROM verdicts WHERE key IN", keys):
-            parsed = stored_verdict(verdict, reasoning)
+        with_tokens = self._read_tokens and self._tokens_kept
+        for row in self._rows_in(_BY_KEY[with_tokens], keys):
+            parsed = stored_verdict(row[1], row[2], _tokens_of(row[3:]) if with_tokens else None)
             if not isinstance(parsed, InvalidReply):
-                found[key] = parsed
+                found[row[0]] = parsed
         return found
 
     def get_memos(self, memos: Sequence[str]) -> dict[str, tuple[str, ParsedVerdict]]:
         """The key and cached verdict each of ``memos`` renders to (see :mod:`.memo`);
         a memo whose verdict is gone, or a cache without memos, is a miss."""
         found: dict[str, tuple[str, ParsedVerdict]] = {}
-        for memo, key, verdict, reasoning in self._rows_in(
-                "SELECT p.memo, v.key, v.verdict, v.reasoning FROM prompts p "
-                "JOIN verdicts v ON v.key = p.key WHERE p.memo IN", memos,
-                missing_table_is_empty=True):  # a read-only cache from before memos
-            parsed = stored_verdict(verdict, reasoning)
+        with_tokens = self._read_tokens and self._tokens_kept
+        for row in self._rows_in(_BY_MEMO[with_tokens], memos,
+                                 missing_table_is_empty=True):  # read-only, from before memos
+            parsed = stored_verdict(row[2], row[3], _tokens_of(row[4:]) if with_tokens else None)
             if not isinstance(parsed, InvalidReply):
-                found[memo] = (key, parsed)
+                found[row[0]] = (row[1], parsed)
         return found
 
     def _rows_in(self, select: str, values: Sequence[str], *,
@@ -234,7 +287,7 @@ class VerdictCache:
 
     def put(self, key: str, verdict: ParsedVerdict, memo: str | None = None) -> None:
         """Queue a valid verdict for writing; written in batches and on :meth:`close`."""
-        self._pending.append((key, verdict.verdict, verdict.reasoning, memo))
+        self._pending.append((key, verdict.verdict, verdict.reasoning, memo, verdict.tokens))
         if len(self._pending) >= WRITE_BATCH:
             self.flush()
 
@@ -244,8 +297,8 @@ class VerdictCache:
         self.write(batch)
 
     def write(self, batch: Sequence[Entry]) -> None:
-        """Write ``(key, verdict, reasoning, memo)`` rows in one transaction (a row with
-        an empty verdict only records its memo). A failed write is counted and warned
+        """Write ``(key, verdict, reasoning, memo, tokens)`` rows in one transaction (a row
+        with an empty verdict only records its memo). A failed write is counted and warned
         about once, never raised."""
         if not batch:
             return
@@ -259,19 +312,26 @@ class VerdictCache:
                 # IMMEDIATE takes the write lock now, waiting (busy_timeout) for another
                 # run's write to finish, instead of failing when a read upgrades.
                 self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO verdicts (key, verdict, reasoning) VALUES (?, ?, ?)",
-                    [(key, verdict, reasoning) for key, verdict, reasoning, _ in batch
-                     if verdict])
+                self._write_verdicts([entry for entry in batch if entry[1]])
                 self._db.executemany(
                     "INSERT OR REPLACE INTO prompts (memo, key) VALUES (?, ?)",
-                    [(memo, key) for key, _, _, memo in batch if memo is not None])
+                    [(entry[3], entry[0]) for entry in batch if entry[3] is not None])
         except sqlite3.Error as exc:
             self.write_failures += sum(1 for entry in batch if entry[1])
             self._failed("write", exc)
         finally:
             if self._db is not None:
                 self._db.execute(f"PRAGMA busy_timeout = {int(_READ_TIMEOUT_S * 1000)}")
+
+    def _write_verdicts(self, entries: Sequence[Entry]) -> None:
+        """Insert verdicts, with their tokens where the table keeps them."""
+        assert self._db is not None
+        if not self._tokens_kept:
+            self._db.executemany(_INSERT[False], [entry[:3] for entry in entries])
+            return
+        self._db.executemany(_INSERT[True], [
+            (*entry[:3], *(entry[4] if entry[4] is not None else (None,) * 4))
+            for entry in entries])
 
     def _failed(self, doing: str, exc: sqlite3.Error) -> None:
         """A read or write failed: start afresh when corrupt, else stop doing it."""
@@ -297,6 +357,16 @@ class VerdictCache:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _tokens_of(counts: tuple[Any, ...]) -> Tokens | None:
+    """The tokens stored with a verdict; None when unknown (NULL: written before they were
+    kept) or not counts at all (a cache edited by hand)."""
+    first, second, third, fourth = counts
+    if type(first) is int and type(second) is int and type(third) is int \
+            and type(fourth) is int and min(counts) >= 0:
+        return Tokens(first, second, third, fourth)
+    return None
 
 
 def _error_name(exc: sqlite3.Error) -> str:

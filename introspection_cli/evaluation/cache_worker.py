@@ -44,11 +44,11 @@ class CacheWorker:
 
     def put(self, key: str, verdict: ParsedVerdict, memo: str | None = None) -> None:
         """Queue a verdict; a full batch is handed to the worker, not waited for."""
-        self._queue((key, verdict.verdict, verdict.reasoning, memo))
+        self._queue((key, verdict.verdict, verdict.reasoning, memo, verdict.tokens))
 
     def remember(self, memo: str, key: str) -> None:
         """Queue which key ``memo`` renders to (its verdict is cached already)."""
-        self._queue((key, "", "", memo))
+        self._queue((key, "", "", memo, None))
 
     def _queue(self, entry: Entry) -> None:
         self._pending.append(entry)

@@ -1,19 +1,17 @@
-"""The evaluation ledger: which judge versions have seen which rows, on this machine.
+"""The evaluation ledger: the outcomes each judge version gave, on this machine.
 
 Beside the verdict cache, in its own file (``evaluations.sqlite3``), every run
 of ``judges eval`` and ``judges certify`` records, per judge, the fingerprint
 it ran under and each evaluated row's conversation id, split and outcome
-(error rows are not recorded: the model gave no verdict). Two questions are
-answered from it without a model call:
+(error rows are not recorded: the model gave no verdict). ``judges status``
+scores the outcomes last recorded under a judge's current fingerprint against
+its dev rows' current labels: its **dev figures**.
 
-* **exposure**: under how many distinct fingerprints have the rows now in a
-  judge's ``test`` split been evaluated? A rubric edited while its test figures
-  were being looked at has been tuned against them; from two fingerprints on,
-  the test figures are optimistic. A row counts whatever split it was in when
-  evaluated: a row tuned against in ``dev`` and later moved to ``test`` is no
-  fresh test row.
-* **dev figures**: the outcomes last recorded under a fingerprint, which
-  ``judges status`` scores against the rows' current labels.
+What the *test* rows have been shown to is no longer kept here but in the
+recipe, in ``judges/<name>.exposure.jsonl``
+(:mod:`introspection_cli.certification.exposure_file`), where another cache
+directory or machine cannot forget it. The ledger's test rows are read once,
+when a judge's exposure file is first written (:meth:`Ledger.test_evaluations`).
 
 The ledger is disposable, like the cache: a corrupt file is renamed aside and
 a fresh one started, and a ledger that cannot be opened, read or written (read
@@ -26,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,21 +104,21 @@ class Ledger:
                 if changed:
                     db.executemany(_RECORD, changed)
 
-    def fingerprints_seen(self, judge: str, conversation_ids: Collection[str]) -> set[str]:
-        """The distinct fingerprints under which any of ``conversation_ids`` was evaluated."""
-        if not conversation_ids:
-            return set()
-        wanted = conversation_ids if isinstance(conversation_ids, (set, frozenset)) \
-            else set(conversation_ids)
-        # Fingerprint by fingerprint, each read only up to its first wanted row: ``judges
-        # status`` asks this on every run, and a fingerprint that saw the test split
-        # usually saw one of its rows among the first few.
-        fingerprints = list(self._column(
-            "SELECT DISTINCT fingerprint FROM evaluations WHERE judge = ?", (judge,)))
-        return {fingerprint for fingerprint in fingerprints if any(
-            conversation_id in wanted for conversation_id in self._column(
-                "SELECT conversation_id FROM evaluations WHERE judge = ? AND fingerprint = ?",
-                (judge, fingerprint)))}
+    def test_evaluations(self, judge: str) -> dict[str, list[tuple[str, str, str]]]:
+        """fingerprint -> ``(conversation_id, outcome, evaluated_at)`` of every row ``judge``
+        was evaluated on while it was in ``test`` (for migrating to the exposure file)."""
+        with self._failures("could not read"):
+            db = self._connection(create=False)
+            if db is None:
+                return {}
+            found: dict[str, list[tuple[str, str, str]]] = {}
+            for fingerprint, conversation_id, outcome, at in db.execute(
+                    "SELECT fingerprint, conversation_id, outcome, evaluated_at FROM evaluations"
+                    " WHERE judge = ? AND split = 'test' ORDER BY conversation_id", (judge,)):
+                found.setdefault(str(fingerprint), []).append(
+                    (str(conversation_id), str(outcome), str(at)))
+            return found
+        return {}
 
     def outcomes(self, judge: str, fingerprint: str) -> dict[str, str]:
         """Conversation id -> the outcome last recorded for ``judge`` at ``fingerprint``."""
@@ -139,15 +137,6 @@ class Ledger:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             self._db = None
-
-    def _column(self, query: str, parameters: tuple[str, ...]) -> Iterator[str]:
-        """The first column of ``query``'s rows, read lazily (a caller may stop early)."""
-        with self._failures("could not read"):
-            db = self._connection(create=False)
-            if db is None:
-                return
-            for (value,) in db.execute(query, parameters):
-                yield str(value)
 
     def _connection(self, *, create: bool) -> sqlite3.Connection | None:
         """The open database (writable when ``create``); None when there is none to read."""
@@ -203,8 +192,8 @@ class Ledger:
         try:
             yield
         except (OSError, sqlite3.Error) as exc:
-            self.warnings.append(f"{doing} the evaluation ledger {self.path} ({exc}); test "
-                                 "exposure and dev figures may be incomplete")
+            self.warnings.append(f"{doing} the evaluation ledger {self.path} ({exc}); dev "
+                                 "figures may be incomplete")
 
 
 def open_ledger(cache_dir: Path) -> Ledger:
@@ -219,24 +208,10 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
 
 
 def record_run(ledger: Ledger, run: EvalRun) -> list[str]:
-    """Record every judged or gated row of ``run``; warn about judges whose test rows have
-    now been evaluated under two or more fingerprints (plus any ledger problem)."""
-    warnings: list[str] = []
+    """Record every judged or gated row of ``run``; the ledger's problems, one line each."""
     for judge in run.judges:
         if judge.fingerprint is None:
             continue
         ledger.record(judge.name, judge.fingerprint,
                       (row for row in judge.rows if row.outcome != "error"))
-        test_rows = {row.conversation_id for row in judge.rows if row.split == "test"}
-        seen = ledger.fingerprints_seen(judge.name, test_rows)
-        if len(seen) >= 2:
-            warnings.append(optimism_warning(judge.name, len(seen)))
-    return [*warnings, *dict.fromkeys(ledger.warnings)]
-
-
-def optimism_warning(judge: str, fingerprints: int) -> str:
-    """Why test figures seen under several judge versions cannot be taken at face value."""
-    return (f"judge {judge}: its test rows have now been evaluated under {fingerprints} "
-            "different judge versions (fingerprints) on this machine, so its test figures are "
-            "optimistic: the rubric has been tuned against them. Label fresh test rows (never "
-            "evaluated) to measure it again")
+    return list(dict.fromkeys(ledger.warnings))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Verdict = Literal["pass", "fail", "not_applicable"]
 Outcome = Literal["pass", "fail", "not_applicable", "gated", "error"]
@@ -12,6 +13,42 @@ VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "not_applicable")
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "not_applicable", "gated", "error")
 #: Report splits, in report order; ``unsplit`` holds rows whose split is null.
 SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit", "all")
+
+
+class Tokens(NamedTuple):
+    """The tokens one reply (or a row's replies) used, as the provider counted them.
+
+    ``input`` counts every input token, of which ``cached_input`` were read from the
+    provider's prompt cache and ``cache_write`` written to it. A named tuple rather
+    than a dataclass: a re-run reads one per cached row from the verdict cache, and
+    building a tuple costs half as much.
+    """
+
+    input: int
+    output: int
+    cached_input: int = 0
+    cache_write: int = 0
+
+    def as_usage(self) -> dict[str, int]:
+        """The counts under a report's usage names (what a price table prices)."""
+        return {"input_tokens": self.input, "output_tokens": self.output,
+                "cached_input_tokens": self.cached_input,
+                "cache_write_tokens": self.cache_write}
+
+
+#: What a row that called no model needs.
+NO_TOKENS = Tokens(0, 0)
+
+
+def total_tokens(counts: Iterable[Tokens | None]) -> Tokens | None:
+    """The sum of ``counts``; None when one of them is unknown."""
+    totals = [0, 0, 0, 0]
+    for count in counts:
+        if count is None:
+            return None
+        for index, value in enumerate(count):
+            totals[index] += value
+    return Tokens(*totals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +67,10 @@ class RowOutcome:
     cached: bool = False
     #: The row's snapshot_hash: says which conversation text this outcome is about.
     snapshot_hash: str | None = None
+    #: The tokens the row's replies used, whether they came now or from the verdict
+    #: cache; None when a cached reply's were not recorded (a cache from before) or
+    #: not read (a run that reports no model comparison does not read them).
+    tokens: Tokens | None = NO_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +126,5 @@ class EvalRun:
     recipe: str
     judges: tuple[JudgeRun, ...]
     usage: Usage = field(default_factory=Usage)
+    #: Calls per row (``--samples``): with one, no row can be unstable.
+    samples: int = 1

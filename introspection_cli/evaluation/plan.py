@@ -148,20 +148,32 @@ def plan_unlabelled(judge: Judge, rows_file: Path, *, provider: str | None, mode
     not a fault: these are production conversations nobody labelled. Their
     ``expected`` is a stand-in (``not_applicable``) that nothing scores.
     """
+    plan, _ = plan_production(judge, rows_file, provider=provider, model=model,
+                              regex_timeout=regex_timeout)
+    return plan
+
+
+def plan_production(judge: Judge, rows_file: Path, *, provider: str | None, model: str | None,
+                    regex_timeout: float) -> tuple[JudgePlan, dict[int, FixtureRow]]:
+    """:func:`plan_unlabelled`, and the verified rows by line (``judges estimate --design
+    random`` reads the labels some of them have, and the field a segment is keyed on)."""
     from introspection_cli.fixture import verify_calibration_file
     from introspection_cli.fixture.codes import BLANK_LINE, UNLABELLED
 
     rows: list[PlannedRow] = []
     rejected: list[RejectedRow] = []
+    verified: dict[int, FixtureRow] = {}
     for result in verify_calibration_file(rows_file):
         rejections = [r for r in result.rejections if r.code not in (BLANK_LINE, UNLABELLED)]
         if rejections or result.row is None:
             rejected += [RejectedRow(r.line, r.code, r.message) for r in rejections]
             continue
         row = result.row
+        verified[row.line] = row
         rows.append(_plan_row(judge, row, "not_applicable", regex_timeout))
-    return JudgePlan(judge, provider or judge.llm.provider, model or judge.llm.model,
+    plan = JudgePlan(judge, provider or judge.llm.provider, model or judge.llm.model,
                      tuple(rows), tuple(rejected))
+    return plan, verified
 
 
 def _plan_row(judge: Judge, row: FixtureRow, expected: Verdict, regex_timeout: float,

@@ -25,7 +25,7 @@ from introspection_cli.errors import ConfigError, UsageError
 from introspection_cli.evaluation.cache import VerdictCache, default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT
-from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
+from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage, total_tokens
 from introspection_cli.evaluation.plan import (
     JudgePlan,
     PlannedRow,
@@ -49,7 +49,7 @@ from introspection_cli.evaluation.providers import (
 )
 from introspection_cli.evaluation.slots import RowSlots, Slot, remembered_rows, row_slots
 from introspection_cli.evaluation.stopped import AuthAbort, ProviderStopped, ResultNotCollected
-from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply
+from introspection_cli.evaluation.verdict import ParsedVerdict, parse_reply, reply_tokens
 from introspection_cli.evaluation.voting import SampleResult, decide
 from introspection_cli.gcpause import collector_paused
 from introspection_cli.recipe.model import Recipe
@@ -154,7 +154,10 @@ def run_plans(recipe: str, plans: Sequence[JudgePlan], options: EvalOptions, *,
 
     env = os.environ if environ is None else environ
     _check_options(options)
-    cache = VerdictCache(options.cache_dir or default_cache_dir()) if options.use_cache else None
+    # Only a model comparison reports what the rows' cached replies used.
+    cache = (VerdictCache(options.cache_dir or default_cache_dir(),
+                          read_tokens=bool(options.compare_models))
+             if options.use_cache else None)
     execution = _Execution(plans, options, cache, env, provider_factory, progress,
                            batch_events)
     # Read on this thread, nothing sent: every slot and outcome lives for the run, and
@@ -333,7 +336,7 @@ class _Execution:
             if slot.result is not None:
                 samples_by_row.setdefault((id(slot.plan), id(slot.row)), []).append(slot.result)
         return EvalRun(recipe, tuple(self._judge_run(plan, samples_by_row)
-                                     for plan in self.plans), usage)
+                                     for plan in self.plans), usage, self.options.samples)
 
     async def _run(self, worker: CacheWorker | None) -> None:
         import asyncio
@@ -495,7 +498,7 @@ class _Execution:
                 if self.worker is not None:
                     self.worker.put(slot.key, parsed, slot.memo)
             else:
-                slot.result = SampleResult(None, parsed.reason)
+                slot.result = SampleResult(None, parsed.reason, reply_tokens=reply_tokens(reply))
                 self.sample_errors += 1
         slot.request = None  # answered: its prompt is not needed any more
         self._row_settled(slot.row)
@@ -540,7 +543,7 @@ class _Execution:
             return RowOutcome(row.line, row.conversation_id, row.split, row.expected,
                               verdict.verdict, samples=(verdict.verdict,),
                               reasoning=verdict.reasoning, cached=only.cached,
-                              snapshot_hash=row.snapshot_hash)
+                              snapshot_hash=row.snapshot_hash, tokens=verdict.tokens)
         decision = decide(samples)
         if decision.outcome == "error":
             if any(s.refused for s in samples):
@@ -552,7 +555,8 @@ class _Execution:
                           unstable=decision.unstable, reasoning=decision.reasoning,
                           error=decision.error,
                           cached=bool(samples) and all(s.cached for s in samples),
-                          snapshot_hash=row.snapshot_hash)
+                          snapshot_hash=row.snapshot_hash,
+                          tokens=total_tokens(s.tokens for s in samples))
 
 
 def provider_settings(name: str, key: str, env: Mapping[str, str], *, max_retries: int,

@@ -8,11 +8,11 @@ reply is an ``error`` outcome, never a pass or a fail.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from introspection_cli import strictjson
-from introspection_cli.evaluation.outcomes import VERDICTS, Verdict
+from introspection_cli.evaluation.outcomes import VERDICTS, Tokens, Verdict
 from introspection_cli.evaluation.providers.interface import ModelReply
 from introspection_cli.evaluation.verdict_tool import (
     VERDICT_TOOL_DESCRIPTION as VERDICT_TOOL_DESCRIPTION,
@@ -30,6 +30,10 @@ REASONING_LIMIT = 16 * 1024
 class ParsedVerdict:
     verdict: Verdict
     reasoning: str
+    #: The tokens the reply that gave it used (kept in the verdict cache with it); None
+    #: when not known (a cache entry from before they were kept). Two verdicts that say
+    #: the same are equal whatever they cost.
+    tokens: Tokens | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +43,22 @@ class InvalidReply:
     reason: str
 
 
+def reply_tokens(reply: ModelReply) -> Tokens:
+    """The tokens ``reply`` used."""
+    return Tokens(reply.input_tokens, reply.output_tokens, reply.cached_input_tokens,
+                  reply.cache_write_tokens)
+
+
 def parse_reply(reply: ModelReply) -> ParsedVerdict | InvalidReply:
-    """Validate the forced tool call; without one, accept a valid JSON object in the text."""
+    """Validate the forced tool call; without one, accept a valid JSON object in the text.
+    A verdict carries the tokens the reply used."""
+    parsed = _parse(reply)
+    if isinstance(parsed, ParsedVerdict):
+        return replace(parsed, tokens=reply_tokens(reply))
+    return parsed
+
+
+def _parse(reply: ModelReply) -> ParsedVerdict | InvalidReply:
     if reply.tool_arguments is not None:
         return _parse_tool_arguments(reply.tool_arguments, reply.stop_reason)
     if reply.other_tool is not None:
@@ -78,14 +96,17 @@ def validate_verdict(obj: object) -> ParsedVerdict | InvalidReply:
     return ParsedVerdict(cast(Verdict, verdict), truncate_reasoning(reasoning))
 
 
-def stored_verdict(verdict: object, reasoning: object) -> ParsedVerdict | InvalidReply:
-    """:func:`validate_verdict` of a verdict read back from the cache: the usual valid
-    one is taken without building an object to check (a re-run reads thousands)."""
+def stored_verdict(verdict: object, reasoning: object,
+                   tokens: Tokens | None = None) -> ParsedVerdict | InvalidReply:
+    """:func:`validate_verdict` of a verdict read back from the cache, with the tokens
+    stored beside it: the usual valid one is taken without building an object to check
+    (a re-run reads thousands)."""
     if (type(verdict) is str and verdict in VERDICTS and type(reasoning) is str
             and len(reasoning) * 4 <= REASONING_LIMIT and not reasoning.isspace()
             and reasoning):
-        return ParsedVerdict(verdict, reasoning)
-    return validate_verdict({"verdict": verdict, "reasoning": reasoning})
+        return ParsedVerdict(verdict, reasoning, tokens)
+    checked = validate_verdict({"verdict": verdict, "reasoning": reasoning})
+    return replace(checked, tokens=tokens) if isinstance(checked, ParsedVerdict) else checked
 
 
 def truncate_reasoning(reasoning: str) -> str:

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from introspection_cli.evaluation.outcomes import Outcome, Verdict
+from introspection_cli.evaluation.outcomes import NO_TOKENS, Outcome, Tokens, Verdict
 from introspection_cli.evaluation.verdict import ParsedVerdict
 
 
@@ -24,6 +24,13 @@ class SampleResult:
     cached: bool = False
     service_failure: bool = False  # the provider failed after retries (vs. a bad reply)
     refused: bool = False  # the provider refused the request as wrong (a non-retryable 4xx)
+    #: The tokens of a reply that gave no verdict (an unusable reply is paid for too).
+    reply_tokens: Tokens = NO_TOKENS
+
+    @property
+    def tokens(self) -> Tokens | None:
+        """The tokens the sample's reply used; None when a cached verdict's are unknown."""
+        return self.verdict.tokens if self.verdict is not None else self.reply_tokens
 
     @property
     def outcome(self) -> Outcome:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from introspection_cli.errors import UsageError
+from introspection_cli.fixture.target import writable_target
 from introspection_cli.labelling.result import CommandResult
 
 
@@ -58,6 +59,8 @@ def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResul
 
         assignments = [parse_assignment(text) for text in request.assignments]
     judge, notes = single_judge(request.recipe, request.judge)
+    if request.to_csv is None:  # every other mode writes the file: refuse one it cannot
+        writable_target(judge.calibration_path)
     if request.assignments:
         result = run_set(judge.calibration_path, assignments)
     elif request.to_csv is not None:
@@ -79,6 +82,7 @@ def _run_app(request: LabelRequest, say: Callable[[str], None]) -> CommandResult
     from introspection_cli.labelling.recipe import single_judge
 
     judge, notes = single_judge(request.recipe, request.judge)
+    writable_target(judge.calibration_path)  # before serving a page that could not save
     for note in notes:
         say(note)
     return run_app(judge, AppOptions(review=request.review, all_rows=request.all_rows,

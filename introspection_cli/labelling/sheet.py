@@ -8,7 +8,13 @@ with ``overwrite``; otherwise it is reported, like an id not in the file.
 
 Conversation text is untrusted: a cell that a spreadsheet would run as a
 formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return)
-is written with a leading ``'``, which reading the sheet back removes.
+is written with a leading ``'``, and so is a cell that already starts with
+``'``, so the escaping is injective; reading the sheet back removes one
+leading ``'``.
+
+A sheet is read within bounds: at most 64 MiB, no cell over the csv module's
+limit (131,072 characters), each header name once; anything else is a
+:class:`UsageError` naming the file (and row).
 """
 
 from __future__ import annotations
@@ -31,17 +37,22 @@ from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, 
 
 COLUMNS = ("line", "conversation_id", "split", "expected", "transcript")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_SHEET_LIMIT = 512 * 1024 * 1024
+_ESCAPE = "'"
+_SHEET_LIMIT = 64 * 1024 * 1024
 
 
 def safe_cell(text: str) -> str:
-    """``text`` as a spreadsheet will show it, never run it as a formula."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    """``text`` as a spreadsheet will show it, never run it as a formula.
+
+    A cell starting as a formula would, or with the escape itself, gets one more
+    ``'`` in front: two texts never give the same cell, and :func:`read_cell` undoes it.
+    """
+    return _ESCAPE + text if text.startswith((*_FORMULA_START, _ESCAPE)) else text
 
 
 def read_cell(text: str) -> str:
-    """Undo :func:`safe_cell`."""
-    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA_START) else text
+    """Undo :func:`safe_cell`: one leading ``'`` is removed."""
+    return text.removeprefix(_ESCAPE)
 
 
 def write_sheet(calibration: CalibrationFile, target: Path) -> CommandResult:
@@ -142,18 +153,7 @@ def _changes(line: CalibrationLine, sheet_row: _SheetRow, overwrite: bool, where
 def _sheet_rows(source: Path, plan: SheetPlan,
                 sheet_lines: dict[str, list[int]]) -> Iterator[_SheetRow]:
     """The usable records of the sheet; every record's id goes into ``sheet_lines``."""
-    reader = csv.DictReader(io.StringIO(_read_text(source), newline=""))
-    header = [name.strip() for name in reader.fieldnames or []]
-    missing = [name for name in ("conversation_id", "expected") if name not in header]
-    if missing:
-        raise UsageError(f"--from {source}: the first row must name the columns; "
-                         f"{' and '.join(missing)} missing (found: {', '.join(header) or 'none'})")
-    reader.fieldnames = header
-    # Numbered as a spreadsheet shows them (the header is row 1); a CSV line number would
-    # drift past every multi-line transcript cell.
-    for number, record in enumerate(reader, start=2):
-        cells: Mapping[str, str] = {k: (v or "").strip() for k, v in record.items()
-                                    if isinstance(k, str) and isinstance(v, str)}
+    for number, cells in _records(source):
         where = f"{source} row {number}"
         conversation_id = read_cell(cells.get("conversation_id", ""))
         if not conversation_id:
@@ -175,6 +175,49 @@ def _sheet_rows(source: Path, plan: SheetPlan,
         yield _SheetRow(number, conversation_id, expected, split, bool(split_text))
 
 
+def _records(source: Path) -> Iterator[tuple[int, Mapping[str, str]]]:
+    """Each record of the sheet as (its row as a spreadsheet numbers it, cells by column).
+
+    The one reader of sheets: bounded in bytes (:func:`_read_text`) and per cell (the
+    csv module's limit, a :class:`UsageError` naming the row), header names once each.
+    """
+    reader = csv.reader(io.StringIO(_read_text(source), newline=""))
+    # Numbered as a spreadsheet shows them (the header is row 1); a CSV line number would
+    # drift past every multi-line transcript cell.
+    row = 1  # the row being read, named when the csv module refuses it
+    try:
+        header = [name.strip() for name in next(reader, [])]
+        _check_header(source, header)
+        row = 2
+        for record in reader:
+            yield row, {name: cell.strip() for name, cell in zip(header, record, strict=False)
+                        if name}
+            row += 1
+    except csv.Error as exc:
+        raise UsageError(_csv_problem(source, row, exc)) from None
+
+
+def _check_header(source: Path, header: list[str]) -> None:
+    missing = [name for name in ("conversation_id", "expected") if name not in header]
+    if missing:
+        raise UsageError(f"--from {source}: the first row must name the columns; "
+                         f"{' and '.join(missing)} missing (found: {', '.join(header) or 'none'})")
+    repeated = sorted({name for name in header if name and header.count(name) > 1},
+                      key=header.index)
+    if repeated:
+        raise UsageError(f"--from {source}: the column {repeated[0]} appears more than once in "
+                         "the first row; keep one column of each name (which one is meant is "
+                         "anyone's guess)")
+
+
+def _csv_problem(source: Path, row: int, exc: csv.Error) -> str:
+    if "field larger than field limit" in str(exc):
+        return (f"--from {source} row {row}: a cell holds more than "
+                f"{csv.field_size_limit():,} characters, more than a sheet cell can; is it "
+                "the right file?")
+    return f"--from {source} row {row}: not readable as CSV ({exc}); save the sheet as CSV"
+
+
 def _read_text(source: Path) -> str:
     try:
         data = read_file(source, limit=_SHEET_LIMIT)
@@ -183,8 +226,8 @@ def _read_text(source: Path) -> str:
     except NotARegularFile as exc:
         raise UsageError(f"--from {source} is {exc.kind}, not a CSV file") from None
     except FileTooLarge:
-        raise UsageError(f"--from {source} is larger than 512 MiB; is it the right file?") \
-            from None
+        raise UsageError(f"--from {source} is larger than {_SHEET_LIMIT >> 20} MiB; is it the "
+                         "right file?") from None
     except OSError as exc:
         raise UsageError(f"--from {source}: cannot read it ({exc.strerror})") from None
     try:

@@ -147,6 +147,11 @@ def run_split(recipe_path: Path, judge_names: Sequence[str], *, ratios: str, see
     shares = parse_ratios(ratios)
     recipe, notes = load_labelling_recipe(recipe_path, judge_names)
     result = CommandResult(problems=list(notes))
+    if not dry_run:  # refuse a file it cannot write before writing any
+        from introspection_cli.fixture.target import writable_target
+
+        for judge in recipe:
+            writable_target(judge.calibration_path)
     for judge in recipe:
         calibration = read_calibration(judge.calibration_path)
         plan = plan_split(judge.name, calibration, shares, seed)

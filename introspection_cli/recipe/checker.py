@@ -55,6 +55,8 @@ class RecipeResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     judges: dict[str, Judge] = field(default_factory=dict)
     checked: Checked = field(default_factory=Checked)
+    #: What the user should know that is no problem (a certificate's accepted exposure).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> int:
@@ -69,11 +71,12 @@ def display_path(path: Path) -> str:
 
 
 def check_recipe(root: Path, *, verify_calibration: bool = True,
-                 require_certified: bool = False) -> RecipeResult:
+                 require_certified: bool = False, min_bar: float = 0.8) -> RecipeResult:
     """Run every rule on the recipe at ``root`` (a directory containing SYSTEM.md).
 
     ``require_certified`` makes a judge with calibration data but no valid
-    certificate an error (``judge-not-certified``).
+    certificate an error (``judge-not-certified``); a certificate below ``min_bar``
+    is not valid.
 
     ``verify_calibration=False`` skips the row-level verification of calibration
     files (``judges eval`` verifies and lists rejected rows itself).
@@ -98,7 +101,8 @@ def check_recipe(root: Path, *, verify_calibration: bool = True,
             agents.append(info)
     result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills},
                                                     skill_dirs))
-    _check_judges(root / "judges", result, verify_calibration, real_root, require_certified)
+    _check_judges(root / "judges", result, verify_calibration, real_root, require_certified,
+                  min_bar)
     result.diagnostics.extend(leftover_temp_files(root, result.display))
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
@@ -232,7 +236,8 @@ def _check_linked_directory(path: Path, result: RecipeResult, real_root: str) ->
 
 
 def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bool,
-                  real_root: str, require_certified: bool = False) -> None:
+                  real_root: str, require_certified: bool = False,
+                  min_bar: float = 0.8) -> None:
     listing = _listing(judges_dir, result, real_root)
     judge_files = _yaml_files(listing, result, real_root)
     stems = {p.name.removesuffix(p.suffix) for p, _ in judge_files}
@@ -267,9 +272,11 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
     if verify_calibration:
         from introspection_cli.recipe.certificate_rules import certificate_diagnostics
 
-        result.diagnostics.extend(certificate_diagnostics(
+        rules = certificate_diagnostics(
             listing, stems, result.judges, display={p: display_path(p) for p in listing},
-            real_root=real_root, require_certified=require_certified))
+            real_root=real_root, require_certified=require_certified, min_bar=min_bar)
+        result.diagnostics.extend(rules.diagnostics)
+        result.notes.extend(rules.notes)
 
 
 def is_system_in_wrong_case(name: str) -> bool:

@@ -201,8 +201,12 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
         'error',
         'not a certificate: not JSON (the line is named), not UTF-8, a repeated key, '
         'not matching schemas/certificate.schema.json (the JSON path is named), naming '
-        'another judge than its file name, or a TPR or TNR lower bound below its own '
-        'bar',
+        'another judge than its file name; or a claim that does not follow: a bound '
+        'that is not the Wilson bound of its counts at its level, low > value or value '
+        '> high, more errors than rows, counts its per-row outcomes and the calibration '
+        "file's labels do not give, a run the exposure file does not hold, a provider "
+        'or model its fingerprint was not made from, a lower bound below its own bar, '
+        'or a bar below 0.80 (check --min-bar X lowers that floor)',
         'certify the judge again: introspection judges certify --judge <x> replaces it',
     ),
     'certificate-orphan': (
@@ -215,15 +219,29 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
         'the judge or its rows changed since it was certified; the message names what: '
         'instructions, gate, model or parameters (provider, model, temperature, '
         'max_output_tokens), harness (the prompt templates and verdict tool of this '
-        'introspection version) and rows (a row of the certified split added, removed, '
-        'relabelled or re-exported)',
+        'introspection version), rows (a row of the certified split added, removed, '
+        'relabelled or re-exported) and exposure (the exposure file no longer says what '
+        'the certificate records of the time it was issued). Also every version 1 '
+        'certificate, which records neither per-row outcomes nor exposure',
         'certify it again; a certificate that is stale certifies nothing',
+    ),
+    'exposure-invalid': (
+        'error',
+        'a line of judges/<x>.exposure.jsonl that is not a look: not JSON, not matching '
+        'schemas/exposure.schema.json, a blank line, a row that is not '
+        '[conversation_id, snapshot_hash, expected] or a conversation seen twice in one '
+        'look',
+        'exposure files are only appended to by introspection: restore the line from '
+        'version control',
     ),
     'judge-not-certified': (
         'error',
         'only with check --require-certified: a judge with a calibration file and no '
-        'valid certificate (none, stale or invalid)',
-        'certify it: introspection judges certify --judge <x>',
+        "valid certificate (none, stale or invalid), or a valid one whose test rows' "
+        'exposure is not clean and was not accepted with judges certify '
+        '--accept-exposure "REASON"',
+        'certify it: introspection judges certify --judge <x>, on fresh test rows if '
+        'its exposure is not clean',
     ),
     'file-ignored': (
         'warning',

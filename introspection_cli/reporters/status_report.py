@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from introspection_cli.certification.power import describe_plan
 from introspection_cli.certification.state import describe_change
 from introspection_cli.statistics import Interval
 from introspection_cli.workflows.status import LABELS, PLANNED, SPLIT_ROWS, JudgeStatus
@@ -38,12 +39,16 @@ def _judge_json(status: JudgeStatus) -> dict[str, Any]:
         "certificate": {"state": certificate.state, "path": str(certificate.path),
                         "changed": list(certificate.changed), "problem": certificate.problem},
         "test_fingerprints_seen": status.test_fingerprints,
+        "exposure": None if status.exposure is None else {
+            **status.exposure.as_json(), "clean": status.exposure.clean},
+        "exposure_problem": status.exposure_problem,
         "dev": None if dev is None else {
             "tpr": _interval(dev.tpr, dev.pass_rows), "tnr": _interval(dev.tnr, dev.fail_rows),
             "evaluated": dev.evaluated, "labelled": dev.labelled},
         "plan": {"bar": plan.bar, "rows_per_class": plan.floor,
-                 "perfect": dict(plan.perfect), "at_dev": dict(plan.at_dev),
-                 "never_at_dev": list(plan.never)},
+                 "perfect": dict(plan.perfect),
+                 "power": {**plan.power.as_json(), "assumed": list(plan.assumed)},
+                 "never": list(plan.never)},
     }
 
 
@@ -74,11 +79,24 @@ def _judge_lines(status: JudgeStatus) -> list[str]:
         lines.append(f"  gate        {counts.gate_misses} row(s) its gate does not match{errors}")
     lines += _table(counts.table)
     lines.append(f"  certificate {_certificate(status)}")
-    seen = status.test_fingerprints
-    warning = " (its figures are optimistic: label fresh test rows)" if seen >= 2 else ""
-    lines.append(f"  test split  evaluated under {seen} judge version(s) on this machine{warning}")
+    lines.append(f"  exposure    {_exposure(status)}")
     lines += _plan_lines(status)
     return lines
+
+
+def _exposure(status: JudgeStatus) -> str:
+    """What the exposure file says of the rows now in test."""
+    exposure = status.exposure
+    if exposure is None:
+        return f"unknown: {status.exposure_problem}"
+    if exposure.looks == 0:
+        return "the rows now in test have never been evaluated (fresh)"
+    seen = (f"{exposure.looks} look(s) at the rows now in test by {exposure.procedures} "
+            f"procedure(s), {exposure.fingerprints} judge version(s)")
+    if exposure.clean:
+        return f"{seen}: clean"
+    return (f"{seen}: not clean: " + "; ".join(exposure.problems())
+            + " (its test figures are optimistic: label fresh test rows)")
 
 
 def _table(table: dict[str, Any]) -> list[str]:
@@ -92,9 +110,12 @@ def _table(table: dict[str, Any]) -> list[str]:
 
 def _certificate(status: JudgeStatus) -> str:
     state = status.certificate
-    if state.state == "valid" and state.certificate is not None:
-        return (f"valid: certified {state.certificate['certified_at']} on split "
-                f"{state.certificate['split']} at bar {state.certificate['bar']:g}")
+    certificate = state.certificate
+    if state.state == "valid" and certificate is not None:
+        accepted = (f"; its exposure was accepted: {certificate.accepted_exposure}"
+                    if certificate.accepted_exposure else "")
+        return (f"valid: certified {certificate.certified_at} on split {certificate.split} at "
+                f"bar {certificate.bar:g}{accepted}")
     if state.state == "stale":
         return f"stale: {describe_change(state)}"
     if state.state == "invalid":
@@ -109,18 +130,22 @@ def _plan_lines(status: JudgeStatus) -> list[str]:
              f"a judge that agrees on every row needs {perfect} labelled test rows"]
     if dev is None:
         lines.append("              no dev figures for this version yet (run judges eval on "
-                     "the dev split)")
-        return lines
-    rates = []
-    for label, name, rate, n in (("pass", "TPR", dev.tpr, dev.pass_rows),
-                                 ("fail", "TNR", dev.tnr, dev.fail_rows)):
-        if rate is None:
-            rates.append(f"no {name} (no dev row labelled {label} evaluated)")
-        elif label in plan.never:
-            rates.append(f"at dev {name} {rate.value:.3f} ({n} rows) the bar is out of reach")
-        else:
-            rates.append(f"at dev {name} {rate.value:.3f} ({n} rows) {plan.at_dev[label]} more "
-                         f"{label}")
-    lines.append(f"              {'; '.join(rates)} (dev figures from {dev.evaluated} of "
-                 f"{dev.labelled} labelled dev rows evaluated under this fingerprint)")
-    return lines
+                     "the dev split); planned at an assumed "
+                     f"{plan.power.classes['pass'].rate:.2f}")
+    else:
+        lines.append(f"              dev figures from {dev.evaluated} of {dev.labelled} "
+                     "labelled dev rows evaluated under this fingerprint")
+    return lines + [f"              {line}" for line in describe_plan(plan.power,
+                                                                      _rate_sources(status))]
+
+
+def _rate_sources(status: JudgeStatus) -> dict[str, str]:
+    """label -> where its planned rate comes from, in words."""
+    dev, assumed = status.dev, status.plan.assumed
+    sources = {}
+    for label, name in (("pass", "TPR"), ("fail", "TNR")):
+        rows = 0 if dev is None else (dev.pass_rows if label == "pass" else dev.fail_rows)
+        rate = None if dev is None else (dev.tpr if label == "pass" else dev.tnr)
+        sources[label] = (f"{name} assumed" if label in assumed or rate is None
+                          else f"dev {name} {rate.value:.3f} over {rows} rows, shrunk")
+    return sources

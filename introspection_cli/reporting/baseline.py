@@ -2,36 +2,55 @@
 
 The comparison answers the question a user iterating a rubric has: did my
 edit make the judge agree with the labels more, or is the difference noise?
-It shows per-split deltas, the rows whose outcome changed, the rows whose
-split changed, and, over the rows scored in both runs, McNemar's mid-p test
-with a 95% interval for the change in agreement (Newcombe 1998, method 10):
-on all paired rows, and apart on the rows labelled ``pass`` (the change in
-TPR) and ``fail`` (the change in TNR).
+Only rows present in both reports are compared: paired by conversation id and
+snapshot hash (a conversation whose text changed is another question, and a
+row added or dropped is not a change of the judge). Per split it shows the
+change of each statistic over the paired rows of that split, and how many rows
+are not paired; then the rows whose outcome changed, the rows whose split
+changed, the rows not paired, and McNemar's mid-p test with a 95% interval for
+the change in agreement (Newcombe 1998, method 10): on all paired rows, and
+apart on the rows labelled ``pass`` (the change in TPR) and ``fail`` (the change
+in TNR). Those three tests are one family: their p-values are Holm-adjusted.
 
 Errors: a baseline path that does not exist or cannot be read is a usage
 error (exit 2, like any missing path on the command line); a file that is
-not a version-1 or version-2 eval report is a data error (exit 1).
+not an eval report of version 1, 2 or 3 is a data error (exit 1).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from introspection_cli import strictjson
 from introspection_cli.errors import DataError, UsageError
-from introspection_cli.evaluation.outcomes import SPLITS
-from introspection_cli.reporting.metrics import agrees
-from introspection_cli.reporting.model import READABLE_VERSIONS, held_out, load_report_schema
-from introspection_cli.statistics import Interval, mcnemar_mid_p, paired_difference
+from introspection_cli.evaluation.outcomes import RowOutcome
+from introspection_cli.reporting.metrics import (
+    REPORT_SPLITS,
+    SCORED,
+    agrees,
+    split_key,
+    split_stats,
+)
+from introspection_cli.reporting.model import (
+    READABLE_VERSIONS,
+    held_out,
+    load_report_schema,
+    row_from_json,
+    split_of,
+)
+from introspection_cli.statistics import Interval, holm_adjusted, mcnemar_mid_p, paired_difference
 
 #: The statistics whose change is shown, in display order.
-COMPARED_STATISTICS: tuple[str, ...] = ("agreement", "kappa", "tpr", "tnr")
+COMPARED_STATISTICS: tuple[str, ...] = ("agreement", "na_agreement", "kappa", "tpr", "tnr")
 
 _REMAKE_HINT = "write a new one with `introspection judges eval --output FILE`"
+
+#: A report row (a JSON object of the report's ``rows``).
+Row = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,18 +70,31 @@ class StatDelta:
 
 @dataclass(frozen=True, slots=True)
 class SplitDelta:
+    """The change of each statistic on one split, over the rows paired in it.
+
+    ``paired`` rows are in this split in both reports; ``only_in_baseline`` and
+    ``only_in_current`` count the split's rows in one report that have no pair in
+    the split in the other (added, dropped, text changed or moved), which no
+    statistic here includes.
+    """
+
     split: str
-    n_before: int
-    n_after: int
+    paired: int
+    only_in_baseline: int
+    only_in_current: int
     statistics: tuple[StatDelta, ...]
     #: Where the split was held out (not evaluated): "in the baseline", "in this run",
     #: "in both runs", or None when it was evaluated in both.
     held_out: str | None = None
 
+    @property
+    def unpaired(self) -> int:
+        return self.only_in_baseline + self.only_in_current
+
 
 @dataclass(frozen=True, slots=True)
 class ChangedRow:
-    """A conversation in both reports whose outcome (or label) differs."""
+    """A paired row whose outcome (or label) differs."""
 
     line: int  # in this run's calibration file
     conversation_id: str
@@ -78,12 +110,26 @@ class ChangedRow:
 
 @dataclass(frozen=True, slots=True)
 class SplitChange:
-    """A conversation in both reports whose split differs."""
+    """A paired row whose split differs."""
 
     line: int
     conversation_id: str
     before: str | None
     after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UnpairedRow:
+    """A row of one report without a pair in the other, left out of every delta and test.
+
+    ``where`` is ``baseline`` (only there; ``line`` is the baseline's), ``this run``
+    (only here) or ``text changed`` (in both, but its snapshot_hash differs: another
+    conversation text under the same id; ``line`` is this run's).
+    """
+
+    line: int
+    conversation_id: str
+    where: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +141,8 @@ class McNemar:
     information about the change but count in ``paired`` and in ``difference``,
     the change in agreement (this run − baseline) with its 95% interval (None
     without pairs). ``scope`` is ``all``, ``pass`` (ΔTPR) or ``fail`` (ΔTNR).
+    ``p_adjusted`` is the p-value Holm-adjusted over the family of tests it was run
+    in (the baseline's three); None when it was run alone.
     """
 
     scope: str
@@ -103,6 +151,7 @@ class McNemar:
     regressed: int
     p_value: float
     difference: Interval | None
+    p_adjusted: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,16 +161,29 @@ class JudgeComparison:
     model_after: str
     splits: tuple[SplitDelta, ...]
     changed: tuple[ChangedRow, ...]
-    #: Over all paired rows, then those labelled pass (ΔTPR) and fail (ΔTNR).
+    #: Over all paired rows, then those labelled pass (ΔTPR) and fail (ΔTNR), Holm-adjusted.
     tests: tuple[McNemar, ...]
     split_changes: tuple[SplitChange, ...]
-    only_in_baseline: int  # conversations the baseline scored and this run does not have
-    only_in_current: int
+    #: Rows without a pair, in line order: only in the baseline, only here, text changed.
+    unpaired: tuple[UnpairedRow, ...] = ()
 
     @property
     def mcnemar(self) -> McNemar:
         """The test over all paired rows."""
         return self.tests[0]
+
+    @property
+    def only_in_baseline(self) -> int:
+        """Conversations the baseline has and this run does not."""
+        return sum(row.where == "baseline" for row in self.unpaired)
+
+    @property
+    def only_in_current(self) -> int:
+        return sum(row.where == "this run" for row in self.unpaired)
+
+    @property
+    def text_changed(self) -> int:
+        return sum(row.where == "text changed" for row in self.unpaired)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +205,7 @@ def load_report_file(path: Path, *, what: str) -> dict[str, Any]:
 
     Raises :class:`UsageError` when the file is missing or unreadable and
     :class:`DataError` when it is not a valid eval report of a version this
-    introspection reads (1 or 2).
+    introspection reads (1 to 3).
     """
     try:
         data = Path(path).read_bytes()
@@ -169,7 +231,8 @@ def _check_report_shape(path: Path, report: Any, what: str) -> None:
                         f"{_REMAKE_HINT}")
     version = report["report_version"]
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
-        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+        *earlier, last = (str(v) for v in READABLE_VERSIONS)
+        readable = f"{', '.join(earlier)} and {last}" if earlier else last
         raise DataError(f"{what} {path} has report_version {json.dumps(version)}; this "
                         f"introspection reads versions {readable}; {_REMAKE_HINT}")
     import jsonschema  # lazily: only --baseline needs it
@@ -194,43 +257,88 @@ def compare_with_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any]
     )
 
 
+def pair_rows(rows_before: Sequence[Row], rows_after: Sequence[Row]
+              ) -> tuple[list[tuple[Row, Row]], list[UnpairedRow]]:
+    """The rows of two reports paired by conversation id and snapshot hash, and those
+    without a pair. A row missing its hash (a version-1 report) pairs by id alone."""
+    by_id = {row["conversation_id"]: row for row in rows_before}
+    pairs: list[tuple[Row, Row]] = []
+    unpaired: list[UnpairedRow] = []
+    for row in rows_after:
+        old = by_id.get(row["conversation_id"])
+        if old is None:
+            unpaired.append(UnpairedRow(row["line"], row["conversation_id"], "this run"))
+        elif None not in (old.get("snapshot_hash"), row.get("snapshot_hash")) \
+                and old["snapshot_hash"] != row["snapshot_hash"]:
+            unpaired.append(UnpairedRow(row["line"], row["conversation_id"], "text changed"))
+        else:
+            pairs.append((old, row))
+    current = {row["conversation_id"] for row in rows_after}
+    unpaired += [UnpairedRow(row["line"], row["conversation_id"], "baseline")
+                 for row in rows_before if row["conversation_id"] not in current]
+    return pairs, sorted(unpaired, key=lambda row: (row.where == "baseline", row.line))
+
+
 def _compare_judge(before: Mapping[str, Any], after: Mapping[str, Any]) -> JudgeComparison:
-    rows_before = {row["conversation_id"]: row for row in before["rows"]}
-    rows_after = {row["conversation_id"]: row for row in after["rows"]}
-    common = [cid for cid in rows_after if cid in rows_before]
+    pairs, unpaired = pair_rows(before["rows"], after["rows"])
     changed = [
-        ChangedRow(line=rows_after[cid]["line"], conversation_id=cid,
-                   expected=rows_after[cid]["expected"],
-                   expected_before=rows_before[cid]["expected"],
-                   before=rows_before[cid]["outcome"], after=rows_after[cid]["outcome"])
-        for cid in common
-        if (rows_before[cid]["outcome"], rows_before[cid]["expected"])
-        != (rows_after[cid]["outcome"], rows_after[cid]["expected"])
+        ChangedRow(line=now["line"], conversation_id=now["conversation_id"],
+                   expected=now["expected"], expected_before=old["expected"],
+                   before=old["outcome"], after=now["outcome"])
+        for old, now in pairs
+        if (old["outcome"], old["expected"]) != (now["outcome"], now["expected"])
     ]
-    moved = [SplitChange(rows_after[cid]["line"], cid, rows_before[cid]["split"],
-                         rows_after[cid]["split"])
-             for cid in common if rows_before[cid]["split"] != rows_after[cid]["split"]]
-    pairs = [(rows_before[cid], rows_after[cid]) for cid in common]
+    moved = [SplitChange(now["line"], now["conversation_id"], old["split"], now["split"])
+             for old, now in pairs if old["split"] != now["split"]]
     return JudgeComparison(
         name=after["name"],
         model_before=f"{before['provider']}/{before['model']}",
         model_after=f"{after['provider']}/{after['model']}",
-        splits=tuple(_split_delta(split, before["splits"][split], after["splits"][split])
-                     for split in SPLITS),
+        splits=_split_deltas(before, after, pairs),
         changed=tuple(sorted(changed, key=lambda row: row.line)),
-        tests=tuple(paired_test(scope, pairs) for scope in ("all", "pass", "fail")),
+        tests=holm_family([paired_test(scope, pairs) for scope in ("all", "pass", "fail")]),
         split_changes=tuple(sorted(moved, key=lambda row: row.line)),
-        only_in_baseline=sum(cid not in rows_after for cid in rows_before),
-        only_in_current=len(rows_after) - len(common),
+        unpaired=tuple(unpaired),
     )
 
 
-def _split_delta(split: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> SplitDelta:
+def holm_family(tests: Sequence[McNemar]) -> tuple[McNemar, ...]:
+    """``tests`` with their p-values Holm-adjusted as one family."""
+    adjusted = holm_adjusted([test.p_value for test in tests])
+    return tuple(replace(test, p_adjusted=p) for test, p in zip(tests, adjusted, strict=True))
+
+
+def _split_deltas(before: Mapping[str, Any], after: Mapping[str, Any],
+                  pairs: Sequence[tuple[Row, Row]]) -> tuple[SplitDelta, ...]:
+    """Per report split, the statistics over the rows paired in it (in it in both
+    reports), recomputed from the rows: so both sides count alike even when the
+    baseline is a report version whose statistics counted otherwise."""
+    paired = [(row_from_json(old), row_from_json(now)) for old, now in pairs]
+    counts = {side: [split_key(row_from_json(row)) for row in report["rows"]]
+              for side, report in (("before", before), ("after", after))}
+    return tuple(_split_delta(split, paired, counts, before["splits"], after["splits"])
+                 for split in REPORT_SPLITS)
+
+
+def _split_delta(split: str, paired: Sequence[tuple[RowOutcome, RowOutcome]],
+                 counts: Mapping[str, Sequence[str]], splits_before: Mapping[str, Any],
+                 splits_after: Mapping[str, Any]) -> SplitDelta:
+    inside = [(old, now) for old, now in paired
+              if split == SCORED or split_key(old) == split_key(now) == split]
+    stats_before = split_stats([old for old, _ in inside]).as_json()
+    stats_after = split_stats([now for _, now in inside]).as_json()
+
+    def rows_in(side: str) -> int:
+        return len(counts[side]) if split == SCORED else counts[side].count(split)
+
     return SplitDelta(
-        split=split, n_before=before["n"], n_after=after["n"],
-        statistics=tuple(StatDelta(name, _point(before.get(name)), _point(after.get(name)))
+        split=split, paired=len(inside),
+        only_in_baseline=rows_in("before") - len(inside),
+        only_in_current=rows_in("after") - len(inside),
+        statistics=tuple(StatDelta(name, _point(stats_before[name]), _point(stats_after[name]))
                          for name in COMPARED_STATISTICS),
-        held_out=_held_out_where(held_out(before), held_out(after)),
+        held_out=_held_out_where(held_out(split_of(splits_before, split)),
+                                 held_out(split_of(splits_after, split))),
     )
 
 
@@ -249,8 +357,7 @@ def _point(statistic: Any) -> float | None:
     return None if statistic is None else float(statistic)
 
 
-def paired_test(scope: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
-                ) -> McNemar:
+def paired_test(scope: str, pairs: Sequence[tuple[Row, Row]]) -> McNemar:
     """McNemar's mid-p test and the paired difference over ``pairs`` of report rows
     (the same conversation before and after, or with the first model and another)."""
     # Only rows that are the same question both times pair up: an error in

@@ -12,8 +12,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from introspection_cli.reporting.baseline import McNemar, StatDelta
-from introspection_cli.reporting.metrics import agrees
+from introspection_cli.reporting.baseline import (
+    JudgeComparison,
+    McNemar,
+    SplitDelta,
+    StatDelta,
+    UnpairedRow,
+)
+from introspection_cli.reporting.metrics import SCORED, agrees
 from introspection_cli.reporting.model import HELD_OUT_HINT, held_out
 
 #: Shown in place of a null statistic.
@@ -22,6 +28,13 @@ NULL = "—"
 REASONING_LIMIT = 280
 #: Below this McNemar p-value a change in agreement is called unlikely to be chance.
 SIGNIFICANCE = 0.05
+#: Marks an interval's bound at the end of the scale, as written to three decimals (0 or
+#: 1; ±1 for a change): where the interval stops, which a reader would take for a
+#: measured certainty. :data:`EDGE_NOTE` says so under whatever shows one.
+EDGE_MARK = "†"
+EDGE_NOTE = (f"{EDGE_MARK} a bound at the end of the scale (0 or 1, to three decimals): "
+             "where the interval stops, not a measured value")
+_EDGES = frozenset({"0.000", "1.000", "+1.000", "-1.000"})
 
 # C0/C1 controls (ESC starts terminal escape sequences) and the bidirectional
 # overrides that can make displayed text read differently from what it is.
@@ -29,8 +42,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 _WHITESPACE = re.compile(r"\s+")
 
 STATS_COLUMNS: tuple[str, ...] = ("split", "n", "judged", "gated", "errors", "unstable",
-                                  "agreement", "kappa", "tpr", "tnr")
-
+                                  "agreement", "na_agreement", "kappa", "tpr", "tnr")
+#: The counts of a split table, without ``unstable``.
+_COUNTS: tuple[str, ...] = ("n", "judged", "gated", "errors")
+#: The splits a judge's rows are in, without the one of every evaluated row.
+_ROW_SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit")
 
 
 def clean(text: str, limit: int | None = None) -> str:
@@ -47,11 +63,24 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def format_bound(bound: float, *, signed: bool = False) -> str:
+    """An interval's bound to three decimals, marked with :data:`EDGE_MARK` at the end of
+    the scale (``1.000†``); ``signed`` for a change (``+0.120``, ``-1.000†``)."""
+    text = f"{bound:+.3f}" if signed else f"{bound:.3f}"
+    return text + EDGE_MARK if text in _EDGES else text
+
+
 def format_interval(interval: Mapping[str, float] | None) -> str:
-    """``0.800 (0.490–0.943)``, or the null mark."""
+    """``0.800 (0.490–0.943)``, ``1.000 (0.676–1.000†)``, or the null mark."""
     if interval is None:
         return NULL
-    return f"{interval['value']:.3f} ({interval['low']:.3f}–{interval['high']:.3f})"
+    return (f"{interval['value']:.3f} ({format_bound(interval['low'])}–"
+            f"{format_bound(interval['high'])})")
+
+
+def edge_notes(lines: Sequence[str]) -> list[str]:
+    """``[EDGE_NOTE]`` when one of ``lines`` (numbers the reports wrote) marks a bound."""
+    return [EDGE_NOTE] if any(EDGE_MARK in line for line in lines) else []
 
 
 def format_kappa(kappa: float | None) -> str:
@@ -92,11 +121,34 @@ def held_out_note(stats: Mapping[str, Any]) -> str | None:
     return f"{stats['n']} rows held out: {HELD_OUT_HINT}"
 
 
-def stats_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
-    """One table row of :data:`STATS_COLUMNS` for one split (not a held-out one)."""
-    return [split, *(str(stats[key]) for key in ("n", "judged", "gated", "errors", "unstable")),
-            format_interval(stats["agreement"]), format_kappa(stats["kappa"]),
+def stats_columns(unstable: bool) -> tuple[str, ...]:
+    """The columns of a split table: :data:`STATS_COLUMNS`, ``unstable`` only when the run
+    made several calls per row (with one, no row can be unstable: a column of zeros)."""
+    return STATS_COLUMNS if unstable else tuple(c for c in STATS_COLUMNS if c != "unstable")
+
+
+def count_columns(unstable: bool) -> tuple[str, ...]:
+    """The count columns of a split table (``n`` to ``errors``, then ``unstable`` if shown)."""
+    return (*_COUNTS, "unstable") if unstable else _COUNTS
+
+
+def stats_cells(split: str, stats: Mapping[str, Any], *, unstable: bool) -> list[str]:
+    """One table row of :func:`stats_columns` for one split (not a held-out one)."""
+    return [split, *(str(stats[key]) for key in count_columns(unstable)),
+            format_interval(stats["agreement"]), format_interval(stats["na_agreement"]),
+            format_kappa(stats["kappa"]),
             format_interval(stats["tpr"]), format_interval(stats["tnr"])]
+
+
+def scored_note(splits: Mapping[str, Any]) -> str:
+    """What the split ``scored`` holds: ``scored: every evaluated row (dev 12, unsplit 3;
+    the held-out test split is not in it)``."""
+    parts = [f"{split} {splits[split]['n']}" for split in _ROW_SPLITS
+             if not held_out(splits[split]) and splits[split]["n"]]
+    held = held_out(splits["test"])
+    inside = ", ".join(parts) or "no rows"
+    return (f"{SCORED}: every evaluated row ({inside}"
+            + ("; the held-out test split is not in it)" if held else ")"))
 
 
 def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -117,17 +169,54 @@ def mcnemar_sentence(test: McNemar) -> str:
     and the change in agreement with its 95% interval."""
     if not test.paired:
         return f"{_SCOPES[test.scope]}: none paired, nothing to compare"
-    # The reading users need, not just the number: 0.05 is the conventional line.
-    verdict = ("unlikely to be chance" if test.p_value < SIGNIFICANCE
-               else "could be chance")
+    # The reading users need, not just the number: 0.05 is the conventional line, read
+    # off the adjusted p-value when the test is one of a family.
+    decisive = test.p_value if test.p_adjusted is None else test.p_adjusted
+    verdict = "unlikely to be chance" if decisive < SIGNIFICANCE else "could be chance"
+    adjusted = "" if test.p_adjusted is None else f", Holm-adjusted {test.p_adjusted:.3g}"
     sentence = (f"{_SCOPES[test.scope]}: {test.paired} paired, {test.improved} now agree, "
-                f"{test.regressed} no longer agree; McNemar mid-p = {test.p_value:.3g} "
-                f"({verdict})")
+                f"{test.regressed} no longer agree; McNemar mid-p = {test.p_value:.3g}"
+                f"{adjusted} ({verdict})")
     if test.difference is not None:
         change = test.difference
-        sentence += (f"; change {change.value:+.3f} (95% interval {change.low:+.3f} to "
-                     f"{change.high:+.3f})")
+        sentence += (f"; change {change.value:+.3f} (95% interval "
+                     f"{format_bound(change.low, signed=True)} to "
+                     f"{format_bound(change.high, signed=True)})")
     return sentence
+
+
+def comparison_header(judge: JudgeComparison) -> list[str]:
+    """The columns of a baseline comparison's split table."""
+    return ["split", "paired", *(delta.statistic for delta in judge.splits[0].statistics),
+            "not paired"]
+
+
+def comparison_cells(split: SplitDelta) -> list[str]:
+    """One split of a baseline comparison: the paired rows' count, each statistic's change
+    over them, and the rows of the split that have no pair (in no figure of the row)."""
+    unpaired = (f"{split.only_in_baseline} only before, {split.only_in_current} only now"
+                if split.unpaired else "0")
+    return [split.split, str(split.paired), *(format_delta(delta) for delta in split.statistics),
+            unpaired]
+
+
+def unpaired_summary(judge: JudgeComparison) -> str:
+    """``rows not paired (12): 0 only in the baseline, 12 only in this run, 0 whose
+    conversation text changed; no delta or test counts them``."""
+    return (f"rows not paired ({len(judge.unpaired)}): {judge.only_in_baseline} only in the "
+            f"baseline, {judge.only_in_current} only in this run, {judge.text_changed} whose "
+            "conversation text changed; no delta or test counts them")
+
+
+#: How each kind of unpaired row is described.
+_UNPAIRED = {"baseline": "only in the baseline (its line there)",
+             "this run": "only in this run",
+             "text changed": "its conversation text changed (snapshot_hash differs)"}
+
+
+def unpaired_line(row: UnpairedRow) -> str:
+    """``line 24 conv_x: only in this run``: one row without a pair."""
+    return f"line {row.line} {clean(row.conversation_id)}: {_UNPAIRED[row.where]}"
 
 
 def gate_sentence(gate: Mapping[str, Any]) -> str:
@@ -144,9 +233,11 @@ def gate_sentence(gate: Mapping[str, Any]) -> str:
 
 
 #: The columns of a judge's model comparison (``--model`` given more than once); ``cost``
-#: only when a price is known for some model.
+#: and ``spent`` only when a price is known for some model.
 MODEL_COLUMNS: tuple[str, ...] = ("model", "judged", "errors", "agreement", "tpr", "tnr",
-                                  "kappa", "tokens", "cost", "mid-p")
+                                  "kappa", "tokens", "cost", "spent", "mid-p")
+#: Tokens or a cost that cannot be told: a cached reply's tokens were not recorded.
+UNKNOWN = "unknown"
 
 
 def model_comparison_table(judge: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -156,30 +247,49 @@ def model_comparison_table(judge: Mapping[str, Any]) -> tuple[list[str], list[li
     if not comparison:
         return [], []
     models = comparison["models"]
-    priced = any(model["cost"] is not None for model in models)
+    priced = any(model["spent"] is not None for model in models)
     rows = []
     for model in models:
         test = model["mcnemar"]
-        cells = [
+        known = model["input_tokens"] is not None
+        money = [UNKNOWN if model["spent"] is not None and not known
+                 else _dollars(model["cost"]), _dollars(model["spent"])]
+        rows.append([
             clean(f"{model['provider']}/{model['model']}"), str(model["judged"]),
             str(model["errors"]),
             *(NULL if model[key] is None else f"{model[key]['value']:.3f}"
               for key in ("agreement", "tpr", "tnr")),
             format_kappa(model["kappa"]),
-            f"{model['input_tokens']}/{model['output_tokens']}",
-            NULL if model["cost"] is None else format_cost(model["cost"]),
+            f"{model['input_tokens']}/{model['output_tokens']}" if known else UNKNOWN,
+            *(money if priced else []),
             "first" if test is None else f"{test['p_value']:.3g}",
-        ]
-        rows.append(cells if priced else cells[:8] + cells[9:])
-    header = [c for c in MODEL_COLUMNS if priced or c != "cost"]
+        ])
+    header = [c for c in MODEL_COLUMNS if priced or c not in ("cost", "spent")]
     return header, rows
+
+
+def _dollars(cost: float | None) -> str:
+    return NULL if cost is None else format_cost(cost)
 
 
 def model_comparison_title(judge: Mapping[str, Any]) -> str:
     """What the model comparison table shows, in a line."""
     split = judge["model_comparison"]["split"]
-    return (f"models compared on split {split}, the same rows (tokens: input/output; "
-            "mid-p: McNemar against the first model)")
+    priced = any(model["spent"] is not None for model in judge["model_comparison"]["models"])
+    money = "; cost: their price; spent: what this run paid" if priced else ""
+    return (f"models compared on split {split}, the same rows (tokens: input/output the rows "
+            f"need, from the cache or not{money}; mid-p: McNemar against the first model)")
+
+
+def model_comparison_notes(judge: Mapping[str, Any]) -> list[str]:
+    """Why a model's tokens are unknown, when they are."""
+    unknown = [f"{clean(model['provider'] + '/' + model['model'])} {model['unknown_token_rows']}"
+               for model in judge["model_comparison"]["models"] if model["unknown_token_rows"]]
+    if not unknown:
+        return []
+    return [f"tokens {UNKNOWN}: rows answered from cache entries an earlier introspection "
+            f"wrote without token counts ({', '.join(unknown)}), so what those rows cost "
+            "cannot be told"]
 
 
 def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]]:

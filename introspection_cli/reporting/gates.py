@@ -6,7 +6,9 @@ Every gate compares one number with one bar and is listed in the report's
 
 * ``--min-agreement``, ``--min-tpr``, ``--min-tnr`` compare the **lower bound**
   of the statistic's Wilson 95% interval with the bar (8 of 8 agreeing is
-  0.676–1.000: it does not clear 0.85, however good 1.000 looks);
+  0.676–1.000: it does not clear 0.85, however good 1.000 looks); agreement is
+  applicable agreement, over rows labelled pass or fail, so a gate's hits on rows
+  labelled not_applicable cannot clear it;
 * ``--min-kappa`` compares kappa itself (it has no interval);
 * ``--max-error-rate`` (always on, default 0.1) is a ceiling on the share of a
   judge's evaluated rows that are errors;
@@ -24,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from introspection_cli.errors import UsageError
-from introspection_cli.evaluation.outcomes import SPLITS
-from introspection_cli.reporting.model import held_out
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SPLIT_ALIASES
+from introspection_cli.reporting.model import held_out, split_of
 
 #: ``--max-error-rate`` when not given.
 DEFAULT_MAX_ERROR_RATE = 0.1
@@ -44,14 +46,18 @@ class GateSettings:
     min_tnr: float | None = None
     min_kappa: float | None = None
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
-    #: The split the ``--min-*`` gates apply to; errors are always counted over ``all``.
-    split: str = "all"
+    #: The split the ``--min-*`` gates apply to; errors are always counted over ``scored``
+    #: (every evaluated row). ``all``, its name before report version 3, is taken as it.
+    split: str = SCORED
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "split", SPLIT_ALIASES.get(self.split, self.split))
 
     def check(self) -> None:
         """UsageError for a split that does not exist or a bar that is not a number in range."""
-        if self.split not in SPLITS:
-            raise UsageError(f"unknown --threshold-split {self.split!r}; "
-                             f"use one of: {', '.join(SPLITS)}")
+        if self.split not in REPORT_SPLITS:
+            raise UsageError(f"unknown --threshold-split {self.split!r}; use one of: "
+                             f"{', '.join(REPORT_SPLITS)} (all is taken as scored)")
         bars = (("--min-agreement", self.min_agreement, 0.0), ("--min-tpr", self.min_tpr, 0.0),
                 ("--min-tnr", self.min_tnr, 0.0), ("--min-kappa", self.min_kappa, -1.0),
                 ("--max-error-rate", self.max_error_rate, 0.0))
@@ -92,7 +98,7 @@ def evaluate_gates(report: Mapping[str, Any], settings: GateSettings) -> list[Ga
 
 def _judge_gates(judge: Mapping[str, Any], settings: GateSettings) -> list[Gate]:
     name = judge["name"]
-    stats = judge["splits"][settings.split]
+    stats = split_of(judge["splits"], settings.split)
     scored = {} if held_out(stats) else stats
     gates: list[Gate] = []
     for statistic, flag in _LOWER_BOUND_GATES.items():
@@ -106,11 +112,11 @@ def _judge_gates(judge: Mapping[str, Any], settings: GateSettings) -> list[Gate]
         kappa = scored.get("kappa")
         gates.append(Gate(name, settings.split, "kappa", "value", settings.min_kappa, kappa,
                           kappa is not None and kappa >= settings.min_kappa, "--min-kappa"))
-    everything = judge["splits"]["all"]
+    everything = split_of(judge["splits"], SCORED)
     rate = everything["errors"] / everything["n"] if everything["n"] else None
-    gates.append(Gate(name, "all", "error_rate", "value", settings.max_error_rate, rate,
+    gates.append(Gate(name, SCORED, "error_rate", "value", settings.max_error_rate, rate,
                       rate is not None and rate <= settings.max_error_rate, "--max-error-rate"))
-    gates.append(Gate(name, "all", "judged", "value", 1, everything["judged"],
+    gates.append(Gate(name, SCORED, "judged", "value", 1, everything["judged"],
                       everything["judged"] >= 1, "a judged row"))
     return gates
 
@@ -118,7 +124,8 @@ def _judge_gates(judge: Mapping[str, Any], settings: GateSettings) -> list[Gate]
 def gate_failures(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
     """One line per missed gate, saying what was reached and why it does not count."""
     splits = {judge["name"]: judge["splits"] for judge in report["judges"]}
-    return [_failure(gate, splits[gate.judge][gate.split]) for gate in gates if not gate.met]
+    return [_failure(gate, split_of(splits[gate.judge], gate.split))
+            for gate in gates if not gate.met]
 
 
 def _failure(gate: Gate, stats: Mapping[str, Any]) -> str:
@@ -155,6 +162,10 @@ def _null_reason(statistic: str, stats: Mapping[str, Any]) -> str:
         return "no non-error row is labelled pass"
     if statistic == "tnr":
         return "no non-error row is labelled fail"
+    if statistic == "agreement":
+        return "no non-error row is labelled pass or fail"
+    if statistic == "kappa" and not stats["judged"]:
+        return "no row was judged by the model; gated and error rows are not in kappa"
     if statistic == "kappa":
         return "every label and outcome is the same class, so kappa is undefined"
     return "no rows to score"

@@ -1,4 +1,4 @@
-"""Agreement statistics for a judge's outcomes against human labels (SPEC §3.2).
+"""Agreement statistics for a judge's outcomes against human labels (SPEC §3.2, §9.1).
 
 Pure functions over :class:`~introspection_cli.evaluation.outcomes.RowOutcome`
 values, standard library only. Two rules hold everywhere:
@@ -9,8 +9,11 @@ values, standard library only. Two rules hold everywhere:
   so "no data" cannot be mistaken for "always wrong".
 
 ``gated`` (the gate did not fire, no model call) agrees with an expected
-``not_applicable`` and disagrees with ``pass``/``fail``; for kappa it is the
-class ``not_applicable``. See ``docs/statistics.md`` for how to read them.
+``not_applicable`` and disagrees with ``pass``/``fail``. Each rate counts only
+the rows its name says, so that rows a judge cannot get wrong (a gate's misses
+on rows labelled not_applicable) cannot raise it: ``agreement`` is over rows
+labelled pass or fail, ``na_agreement`` over rows labelled not_applicable, and
+kappa over the rows the model judged. See ``docs/statistics.md``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS, RowOutcome
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS, RowOutcome
 from introspection_cli.statistics import Interval, wilson_interval
 
 
@@ -33,7 +36,12 @@ class SplitStats:
     gated: int
     errors: int
     unstable: int
+    #: Applicable agreement: over rows labelled pass or fail, the share whose outcome is
+    #: their label (a not_applicable, gated or other-class outcome is a miss).
     agreement: Interval | None
+    #: Over rows labelled not_applicable, the share whose outcome is not_applicable or gated.
+    na_agreement: Interval | None
+    #: Cohen's kappa over the three labels on the rows the model judged (gated left out).
     kappa: float | None
     tpr: Interval | None
     tnr: Interval | None
@@ -52,6 +60,7 @@ class SplitStats:
             "errors": self.errors,
             "unstable": self.unstable,
             "agreement": _interval_json(self.agreement),
+            "na_agreement": _interval_json(self.na_agreement),
             "kappa": self.kappa,
             "tpr": _interval_json(self.tpr),
             "tnr": _interval_json(self.tnr),
@@ -146,7 +155,7 @@ def _precision(pairs: Mapping[tuple[str, str], int], verdict: str) -> Interval |
 
 
 def split_stats(rows: Sequence[RowOutcome]) -> SplitStats:
-    """Every statistic of SPEC §3.2 over ``rows`` (one split of one judge).
+    """Every statistic of SPEC §3.2 and §9.1 over ``rows`` (one split of one judge).
 
     ``unstable`` counts rows whose samples disagreed, including ties, which
     are ``error`` rows ("no majority"). Every statistic but ``unstable`` is a
@@ -162,9 +171,10 @@ def split_stats(rows: Sequence[RowOutcome]) -> SplitStats:
         gated=sum(count for (_, outcome), count in pairs.items() if outcome == "gated"),
         errors=len(rows) - sum(scored.values()),
         unstable=sum(row.unstable for row in rows),
-        agreement=wilson_interval(sum(count for pair, count in scored.items() if agrees(*pair)),
-                                  sum(scored.values())),
-        kappa=_kappa_of_counts(scored),
+        agreement=_agreement_among(scored, APPLICABLE_LABELS),
+        na_agreement=_agreement_among(scored, ("not_applicable",)),
+        kappa=_kappa_of_counts({pair: count for pair, count in scored.items()
+                                if pair[1] in VERDICTS}),
         tpr=_rate(scored, "pass"),
         tnr=_rate(scored, "fail"),
         confusion=_confusion_of_counts(pairs),
@@ -172,15 +182,38 @@ def split_stats(rows: Sequence[RowOutcome]) -> SplitStats:
     )
 
 
+#: The labels applicable agreement is over: a judge that applies says pass or fail.
+APPLICABLE_LABELS: tuple[str, ...] = ("pass", "fail")
+
+
+def _agreement_among(pairs: Mapping[tuple[str, str], int],
+                     labels: Sequence[str]) -> Interval | None:
+    """Share of the rows labelled one of ``labels`` whose outcome agrees with the label,
+    over (expected, outcome) -> count (errors already left out)."""
+    among = {pair: count for pair, count in pairs.items() if pair[0] in labels}
+    return wilson_interval(sum(count for pair, count in among.items() if agrees(*pair)),
+                           sum(among.values()))
+
+
+#: The report's split of every evaluated row. Reports before version 3 called it ``all``,
+#: which it was not when the test split was held out; version 3 writes both keys.
+SCORED = "scored"
+#: Old names of report splits, accepted where a split is named (``--threshold-split all``).
+SPLIT_ALIASES: Mapping[str, str] = {"all": SCORED}
+#: The splits of a report, in report order.
+REPORT_SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit", SCORED)
+
+
 def split_key(row: RowOutcome) -> str:
-    """The report split a row belongs to besides ``all``: its split, or ``unsplit`` when null."""
+    """The report split a row belongs to besides ``scored``: its split, or ``unsplit``."""
     return row.split if row.split is not None else "unsplit"
 
 
 def stats_by_split(rows: Sequence[RowOutcome]) -> dict[str, SplitStats]:
-    """:func:`split_stats` for every split in :data:`SPLITS` order; empty splits have ``n == 0``."""
-    by_split: dict[str, list[RowOutcome]] = {split: [] for split in SPLITS}
+    """:func:`split_stats` for every split in :data:`REPORT_SPLITS` order; empty splits have
+    ``n == 0``."""
+    by_split: dict[str, list[RowOutcome]] = {split: [] for split in REPORT_SPLITS}
     for row in rows:
         by_split[split_key(row)].append(row)
-        by_split["all"].append(row)
+        by_split[SCORED].append(row)
     return {split: split_stats(split_rows) for split, split_rows in by_split.items()}

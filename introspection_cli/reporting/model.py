@@ -15,14 +15,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import SPLITS, EvalRun, JudgeRun, RowOutcome, Usage
+from introspection_cli.evaluation.outcomes import (
+    NO_TOKENS,
+    EvalRun,
+    JudgeRun,
+    RowOutcome,
+    Usage,
+    total_tokens,
+)
 from introspection_cli.fsutil import atomic_write_text
 from introspection_cli.provenance import GitState, tool_version, utc_now
-from introspection_cli.reporting.metrics import stats_by_split
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SPLIT_ALIASES, stats_by_split
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 #: Versions ``--baseline`` reads, each with its published schema.
-READABLE_VERSIONS: dict[int, str] = {1: "eval-report-v1", 2: "eval-report"}
+READABLE_VERSIONS: dict[int, str] = {1: "eval-report-v1", 2: "eval-report-v2", 3: "eval-report"}
 REPORT_SCHEMA_NAME = READABLE_VERSIONS[REPORT_VERSION]  # schemas/eval-report.schema.json
 #: The text shown for a held-out test split.
 HELD_OUT_HINT = "--split test or judges certify"
@@ -42,6 +49,23 @@ def held_out(stats: Mapping[str, Any]) -> bool:
     return bool(stats.get("held_out"))
 
 
+def several_samples(report: Mapping[str, Any]) -> bool:
+    """Whether the run made more than one call per row (``--samples`` > 1), so rows can be
+    unstable. A report before version 3 does not say: a row with several samples tells."""
+    if "samples" in report:
+        return bool(report["samples"] > 1)
+    return any(len(row["samples"]) > 1 for judge in report["judges"] for row in judge["rows"])
+
+
+def split_of(splits: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The STATS of split ``name`` (``scored`` or its alias ``all`` included) in a report's
+    ``splits``, of any version: reports before version 3 hold ``scored`` as ``all``."""
+    name = SPLIT_ALIASES.get(name, name)
+    if name == SCORED and SCORED not in splits:
+        return splits["all"]  # type: ignore[no-any-return]
+    return splits[name]  # type: ignore[no-any-return]
+
+
 def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str, Any]:
     """The JSON report of ``run``: plain JSON-ready dicts, lists, strings and numbers.
 
@@ -55,6 +79,7 @@ def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str
         "created_at": origin.created_at,
         "git": origin.git.as_json() if origin.git is not None else None,
         "recipe": run.recipe,
+        "samples": run.samples,
         "judges": [_judge_json(first, others) for first, *others in _by_judge(run.judges)],
         "gates": [],
         "usage": usage_json(run.usage),
@@ -84,18 +109,32 @@ def _judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = ()) -> dict[str, A
         **_run_json(judge),
     }
     if others:
-        entry["usage"] = usage_json(judge.usage)
+        entry["usage"] = {**usage_json(judge.usage), "needed": needed_json(judge.rows)}
         entry["models"] = [{"provider": other.provider, "model": other.model,
                             "fingerprint": other.fingerprint, **_run_json(other),
-                            "usage": usage_json(other.usage)} for other in others]
+                            "usage": {**usage_json(other.usage),
+                                      "needed": needed_json(other.rows)}}
+                           for other in others]
     return entry
+
+
+def needed_json(rows: Sequence[RowOutcome]) -> dict[str, int]:
+    """The tokens the rows' replies used, whether they came in this run or from the cache
+    (what the rows cost, as against what this run spent): the sums over the rows whose
+    tokens are known, and ``unknown_rows``, those whose cached replies were stored
+    without them (by an introspection from before they were kept)."""
+    known = [row.tokens for row in rows if row.tokens is not None]
+    return {**(total_tokens(known) or NO_TOKENS).as_usage(),
+            "unknown_rows": len(rows) - len(known)}
 
 
 def _run_json(judge: JudgeRun) -> dict[str, Any]:
     stats = stats_by_split(judge.rows)
-    splits: dict[str, Any] = {split: stats[split].as_json() for split in SPLITS}
+    splits: dict[str, Any] = {split: stats[split].as_json() for split in REPORT_SPLITS}
     if judge.held_out is not None:
         splits["test"] = {"held_out": True, "n": judge.held_out}
+    # The name reports before version 3 gave it, for scripts that read it.
+    splits["all"] = splits[SCORED]
     return {"splits": splits, "rows": [_row_json(row) for row in judge.rows]}
 
 
@@ -108,6 +147,13 @@ def usage_json(usage: Usage) -> dict[str, Any]:
             "cache_write_tokens": usage.cache_write_tokens,
             "rate_limited": usage.rate_limited, "concurrency": usage.concurrency,
             "cost": None}
+
+
+def row_from_json(row: Mapping[str, Any]) -> RowOutcome:
+    """A report row (of any version) read back as the :class:`RowOutcome` it was made from."""
+    return RowOutcome(row["line"], row["conversation_id"], row["split"], row["expected"],
+                      row["outcome"], tuple(row["samples"]), row["unstable"], row["reasoning"],
+                      row["error"], row["cached"], row.get("snapshot_hash"))
 
 
 def _row_json(row: RowOutcome) -> dict[str, Any]:

@@ -5,9 +5,10 @@ first ``--model`` is the reference: the judge's report entry, its gates, a
 baseline comparison, ``judges label --review`` and ``judges estimate --report``
 all read the first model's run, exactly as in a single-model report. Each
 other model's run is in the entry's ``models``, and this module adds
-``model_comparison``: per model, on split ``all`` (every row the run
-evaluated), agreement, TPR, TNR, kappa, errors, tokens, cost when a price is
-known, and McNemar's mid-p test against the first model over the rows both
+``model_comparison``: per model, on split ``scored`` (every row the run
+evaluated), agreement, TPR, TNR, kappa, errors, the tokens the rows need
+(from the cache or not) and, when a price is known, their cost and what this run
+spent, and McNemar's mid-p test against the first model over the rows both
 scored (neither an error), with the paired difference in agreement.
 
 Part of the comparisons layer: it reads report dicts (so a report loaded from
@@ -20,11 +21,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from introspection_cli.reporting.metrics import SCORED
+from introspection_cli.reporting.model import split_of
+
 if TYPE_CHECKING:  # the paired test is loaded only by a run that compares models
     from introspection_cli.reporting.baseline import McNemar
 
 #: The split models are compared on: every evaluated row.
-COMPARED_SPLIT = "all"
+COMPARED_SPLIT = SCORED
 
 #: (provider, model, the run's usage for one judge) -> cost in US dollars, or None when
 #: no price is known. The seam for a price table; without one, cost is null.
@@ -33,24 +37,34 @@ PriceOf = Callable[[str, str, Mapping[str, int]], float | None]
 
 @dataclass(frozen=True, slots=True)
 class ModelResult:
-    """One model's numbers for one judge; ``versus_first`` is None for the first model."""
+    """One model's numbers for one judge; ``versus_first`` is None for the first model.
+
+    ``needed`` is the tokens the rows need, whether their replies came in this run or
+    from the cache (None when some cached replies' tokens are unknown: ``unknown_rows``
+    of them); ``cost`` is their price, ``spent`` the price of what this run's requests
+    used. Both None without a price; ``cost`` also when ``needed`` is.
+    """
 
     provider: str
     model: str
     stats: Mapping[str, Any]  # the model's STATS on COMPARED_SPLIT
-    usage: Mapping[str, int]
+    needed: Mapping[str, int] | None
+    unknown_rows: int
     cost: float | None
+    spent: float | None
     versus_first: McNemar | None
 
     def as_json(self) -> dict[str, Any]:
         test = self.versus_first
         return {
             "provider": self.provider, "model": self.model,
-            **{key: self.stats[key] for key in ("n", "judged", "gated", "errors",
-                                                "agreement", "tpr", "tnr", "kappa")},
-            "input_tokens": self.usage["input_tokens"],
-            "output_tokens": self.usage["output_tokens"],
+            **{key: self.stats[key] for key in ("n", "judged", "gated", "errors", "agreement",
+                                                "na_agreement", "tpr", "tnr", "kappa")},
+            "input_tokens": None if self.needed is None else self.needed["input_tokens"],
+            "output_tokens": None if self.needed is None else self.needed["output_tokens"],
+            "unknown_token_rows": self.unknown_rows,
             "cost": self.cost,
+            "spent": self.spent,
             "mcnemar": None if test is None else {
                 "paired": test.paired, "improved": test.improved, "regressed": test.regressed,
                 "p_value": test.p_value,
@@ -78,8 +92,17 @@ def compare_models(judge: Mapping[str, Any], *,
 
 def _result(run: Mapping[str, Any], test: McNemar | None, price: PriceOf | None) -> ModelResult:
     usage = run["usage"]
-    return ModelResult(run["provider"], run["model"], run["splits"][COMPARED_SPLIT], usage,
-                       price(run["provider"], run["model"], usage) if price else None, test)
+    # A run's usage has no "needed" only in a report written before it was kept.
+    counted = usage.get("needed")
+    unknown = counted["unknown_rows"] if counted is not None else len(run["rows"])
+    needed = counted if counted is not None and unknown == 0 else None
+
+    def price_of(tokens: Mapping[str, int] | None) -> float | None:
+        return None if price is None or tokens is None else price(
+            run["provider"], run["model"], tokens)
+
+    return ModelResult(run["provider"], run["model"], split_of(run["splits"], COMPARED_SPLIT),
+                       needed, unknown, price_of(needed), price_of(usage), test)
 
 
 def add_model_comparisons(report: dict[str, Any], *, price: PriceOf | None = None) -> None:

@@ -7,7 +7,9 @@ Security Policy allows exactly those scripts and styles by hash and nothing
 from anywhere, so the page makes no request and nothing else in it can run.
 
 Model reasoning, error messages and conversation ids are untrusted: they are
-written HTML-escaped, never as markup. Conversations reach the page only as
+written HTML-escaped, never as markup, by :func:`untrusted` (the transcript
+renderer's rule server-side: bounded time whatever their length, bidi controls
+shown as visible escapes). Conversations reach the page only as
 JSON inside ``<script type="application/json">`` (escaped so ``</script>`` or
 ``<!--`` in them cannot end it) and are drawn with DOM ``textContent`` when a
 row is unfolded. Intervals are drawn as inline SVG built from numbers only
@@ -22,35 +24,52 @@ from importlib import resources
 from typing import Any
 
 from introspection_cli import webui
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     NULL,
+    comparison_cells,
+    comparison_header,
+    count_columns,
     disagreements,
-    format_delta,
+    edge_notes,
+    format_bound,
     format_kappa,
     gate_sentence,
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     provenance_line,
+    scored_note,
+    unpaired_line,
+    unpaired_summary,
     usage_sentence,
     without_controls,
 )
-from introspection_cli.reporting.metrics import agrees
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
+from introspection_cli.reporting.model import several_samples, split_of
 
 #: judge name -> calibration line -> that row's ``judge_input.events``.
 Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
-_INTERVALS = ("agreement", "tpr", "tnr")
+_INTERVALS = ("agreement", "na_agreement", "tpr", "tnr")
 
 
 def esc(text: object) -> str:
-    """Untrusted text as HTML text or an attribute value: escaped, control characters gone."""
-    return html.escape(without_controls(str(text)), quote=True)
+    """Short text as HTML text or an attribute value: escaped, control characters gone, bidi
+    controls written as visible escapes (``\\u202e``)."""
+    return html.escape(without_controls(webui.visible_bidi(str(text))), quote=True)
+
+
+def untrusted(text: object) -> str:
+    """Untrusted text (reasoning, errors, conversation ids) as element content, drawn as the
+    transcript renderer draws it (:func:`introspection_cli.webui.page_text`): in bounded
+    time whatever its length, bidi controls shown as visible escapes."""
+    return webui.page_text(str(text))
 
 
 def _asset(name: str) -> str:
@@ -103,8 +122,9 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
              f"{esc(judge['provider'] + '/' + judge['model'])}</span></h2>"]
     if judge.get("fingerprint"):
         parts.append(f'<p class="meta">Fingerprint <code>{esc(judge["fingerprint"])}</code></p>')
-    parts += [*_splits(judge), *_gates(judge_gates(report, judge["name"])),
-              *_models(judge), *_confusion(judge["splits"]["all"]), *_rejected(judge)]
+    parts += [*_splits(judge, unstable=several_samples(report)),
+              *_gates(judge_gates(report, judge["name"])),
+              *_models(judge), *_confusion(split_of(judge["splits"], SCORED)), *_rejected(judge)]
     listed = (("Disagreements", disagreements(judge["rows"])),
               ("Errors", [row for row in judge["rows"] if row["outcome"] == "error"]))
     included = 0
@@ -133,16 +153,16 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
 def _row(row: Mapping[str, Any], key: str, missing: str | None) -> str:
     """One disagreement or error, folded: its reasoning or error, and its conversation."""
     outcome = row["outcome"] + (" (unstable)" if row["unstable"] else "")
-    summary = (f"line {row['line']} <code>{esc(row['conversation_id'])}</code> expected "
+    summary = (f"line {row['line']} <code>{untrusted(row['conversation_id'])}</code> expected "
                f"<span class=\"label\">{esc(row['expected'])}</span> got "
                f"<span class=\"label\">{esc(outcome)}</span>")
     body = []
     if row["outcome"] == "error":
         body.append('<p class="caption">Error</p><div class="error-text">'
-                    f'{esc(row["error"] or "no reason recorded")}</div>')
+                    f'{untrusted(row["error"] or "no reason recorded")}</div>')
     elif row["reasoning"]:
         body.append('<p class="caption">The model\'s reasoning</p>'
-                    f'<div class="reasoning">{esc(row["reasoning"])}</div>')
+                    f'<div class="reasoning">{untrusted(row["reasoning"])}</div>')
     if len(row["samples"]) > 1:
         body.append(f'<p class="muted">Samples: {esc(", ".join(row["samples"]))}</p>')
     note = f' data-missing="{esc(missing)}"' if missing else ""
@@ -162,30 +182,35 @@ def _bar(interval: Mapping[str, float]) -> str:
 def _interval(interval: Mapping[str, float] | None) -> str:
     if interval is None:
         return f'<td>{NULL}</td><td class="wrap muted">no rows to score</td>'
-    text = (f"{interval['value']:.3f} <span class=\"muted\">({interval['low']:.3f}–"
-            f"{interval['high']:.3f})</span>")
+    text = (f"{interval['value']:.3f} <span class=\"muted\">({format_bound(interval['low'])}–"
+            f"{format_bound(interval['high'])})</span>")
     return f'<td>{_bar(interval)}</td><td class="wrap">{text}</td>'
 
 
-def _splits(judge: Mapping[str, Any]) -> list[str]:
+def _splits(judge: Mapping[str, Any], *, unstable: bool) -> list[str]:
+    columns = count_columns(unstable)
     counts = ["<h3>Splits</h3>", '<div class="scroll"><table><thead><tr><th>split</th>'
-              "<th>n</th><th>judged</th><th>gated</th><th>errors</th><th>unstable</th>"
-              "<th>kappa</th></tr></thead><tbody>"]
+              + "".join(f"<th>{name}</th>" for name in columns)
+              + "<th>kappa</th></tr></thead><tbody>"]
     bars = ['<div class="scroll"><table class="intervals"><thead><tr><th>split</th>'
             "<th>statistic</th><th>Wilson 95% interval</th><th>value</th></tr></thead><tbody>"]
-    for split in SPLITS:
-        stats = judge["splits"][split]
+    for split in REPORT_SPLITS:
+        stats = split_of(judge["splits"], split)
         note = held_out_note(stats)
         if note is not None:
-            counts.append(f'<tr><td>{split}</td><td colspan="6" class="wrap">{esc(note)}</td></tr>')
+            counts.append(f'<tr><td>{split}</td><td colspan="{len(columns) + 1}" class="wrap">'
+                          f'{esc(note)}</td></tr>')
             continue
         counts.append(f"<tr><td>{split}</td>" + "".join(
-            f"<td>{stats[key]}</td>" for key in ("n", "judged", "gated", "errors", "unstable"))
+            f"<td>{stats[key]}</td>" for key in columns)
             + f"<td>{format_kappa(stats['kappa'])}</td></tr>")
         if stats["n"]:
             bars += [f"<tr><td>{split}</td><td>{name}</td>{_interval(stats[name])}</tr>"
                      for name in _INTERVALS]
-    return [*counts, "</tbody></table></div>", *bars, "</tbody></table></div>"]
+    notes = "".join(f'<p class="muted">{esc(note)}.</p>' for note in edge_notes(bars))
+    return [*counts, "</tbody></table></div>",
+            f'<p class="muted">{esc(scored_note(judge["splits"]))}.</p>',
+            *bars, "</tbody></table></div>", notes]
 
 
 def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -206,7 +231,8 @@ def _models(judge: Mapping[str, Any]) -> list[str]:
                    for row in rows)
     return ["<h3>Models compared</h3>", f'<p class="muted">{esc(model_comparison_title(judge))}'
             f'</p><div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}'
-            "</tbody></table></div>"]
+            "</tbody></table></div>",
+            *(f'<p class="muted">{esc(note)}.</p>' for note in model_comparison_notes(judge))]
 
 
 def _confusion(stats: Mapping[str, Any]) -> list[str]:
@@ -222,7 +248,7 @@ def _confusion(stats: Mapping[str, Any]) -> list[str]:
             agree = " agree" if outcome != "error" and agrees(label, outcome) else ""
             cells.append(f'<td class="cell h{shade}{agree}">{count}</td>')
         rows.append(f"<tr><th>{label}</th>{''.join(cells)}</tr>")
-    return ["<h3>Confusion on split all</h3>",
+    return [f"<h3>Confusion on split {SCORED}</h3>",
             '<p class="muted">Rows: the label; columns: the outcome; darker: a larger share '
             "of the label's rows; outlined: the outcome agrees with the label.</p>",
             f'<div class="scroll"><table class="heat"><thead><tr><th>expected</th>{head}</tr>'
@@ -233,7 +259,7 @@ def _rejected(judge: Mapping[str, Any]) -> list[str]:
     rejected = judge["rejected"]
     if not rejected:
         return []
-    items = "".join(f"<li>line {r['line']}: <code>{esc(r['code'])}</code> {esc(r['message'])}"
+    items = "".join(f"<li>line {r['line']}: <code>{esc(r['code'])}</code> {untrusted(r['message'])}"
                     "</li>" for r in rejected)
     return [f"<h3>Rejected rows ({len(rejected)})</h3>", f"<ul>{items}</ul>"]
 
@@ -253,22 +279,26 @@ def _baseline_section(comparison: Comparison) -> list[str]:
 def _baseline_judge(judge: JudgeComparison) -> list[str]:
     model = (f" <span class=\"muted\">model {esc(judge.model_before)} → "
              f"{esc(judge.model_after)}</span>" if judge.model_before != judge.model_after else "")
-    names = [delta.statistic for delta in judge.splits[0].statistics]
-    head = "".join(f"<th>{name}</th>" for name in ("split", "n", *names))
+    header = comparison_header(judge)
+    head = "".join(f"<th>{name}</th>" for name in header)
     rows = []
     for split in judge.splits:
         if split.held_out:
-            rows.append(f'<tr><td>{split.split}</td><td colspan="{len(names) + 1}" '
+            rows.append(f'<tr><td>{split.split}</td><td colspan="{len(header) - 1}" '
                         f'class="wrap">held out {esc(split.held_out)}</td></tr>')
             continue
-        rows.append(f"<tr><td>{split.split}</td><td>{split.n_before} → {split.n_after}</td>"
-                    + "".join(f"<td>{esc(format_delta(d))}</td>" for d in split.statistics)
+        rows.append("<tr>" + "".join(f"<td>{esc(text)}</td>" for text in comparison_cells(split))
                     + "</tr>")
+    tests = [mcnemar_sentence(test) for test in judge.tests]
     parts = [f"<h3><code>{esc(judge.name)}</code>{model}</h3>",
              f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
              "</tbody></table></div>",
-             "<ul>" + "".join(f"<li>{esc(mcnemar_sentence(t))}.</li>" for t in judge.tests)
-             + "</ul>"]
+             "<ul>" + "".join(f"<li>{esc(sentence)}.</li>" for sentence in tests) + "</ul>",
+             *(f'<p class="muted">{esc(note)}.</p>' for note in edge_notes(tests))]
+    if judge.unpaired:
+        items = "".join(f"<li>{esc(unpaired_line(r))}</li>" for r in judge.unpaired)
+        parts.append(f"<details><summary>{esc(unpaired_summary(judge))}</summary>"
+                     f"<ul>{items}</ul></details>")
     if judge.changed:
         items = "".join(
             f"<li>line {r.line} <code>{esc(r.conversation_id)}</code>: expected "

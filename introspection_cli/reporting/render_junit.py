@@ -21,18 +21,21 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import SPLITS
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
     clean,
     disagreements,
+    edge_notes,
     format_interval,
     format_kappa,
     gate_sentence,
     held_out_note,
     judge_gates,
     provenance_line,
+    scored_note,
 )
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
+from introspection_cli.reporting.model import split_of
 
 #: What XML 1.0 cannot hold even as a character reference.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -94,7 +97,7 @@ def _judge_case(judge: Mapping[str, Any]) -> ET.Element:
         lines = sorted({rejected["line"] for rejected in judge["rejected"]})
         problems.append(f"{len(lines)} calibration row(s) rejected (lines "
                         f"{', '.join(map(str, lines))})")
-    everything = judge["splits"]["all"]
+    everything = split_of(judge["splits"], SCORED)
     if everything["judged"] == 0:
         problems.append(f"no row was judged ({everything['n']} evaluated: "
                         f"{everything['errors']} error(s), {everything['gated']} gated)")
@@ -125,17 +128,19 @@ def gate_name(gate: Mapping[str, Any]) -> str:
 
 def _summary_lines(judge: Mapping[str, Any]) -> list[str]:
     lines = [f"{judge['provider']}/{judge['model']}"]
-    for split in SPLITS:
-        stats = judge["splits"][split]
+    for split in REPORT_SPLITS:
+        stats = split_of(judge["splits"], split)
         note = held_out_note(stats)
         if note is not None:
             lines.append(f"{split}: {note}")
         elif stats["n"]:
             lines.append(f"{split}: n {stats['n']}, judged {stats['judged']}, gated "
                          f"{stats['gated']}, errors {stats['errors']}, agreement "
-                         f"{format_interval(stats['agreement'])}, kappa "
+                         f"{format_interval(stats['agreement'])}, na_agreement "
+                         f"{format_interval(stats['na_agreement'])}, kappa "
                          f"{format_kappa(stats['kappa'])}, tpr {format_interval(stats['tpr'])}, "
                          f"tnr {format_interval(stats['tnr'])}")
+    lines += [scored_note(judge["splits"]), *edge_notes(lines)]
     lines += _row_lines("disagreement", disagreements(judge["rows"]))
     lines += _row_lines("error", [row for row in judge["rows"] if row["outcome"] == "error"])
     return lines

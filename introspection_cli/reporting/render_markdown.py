@@ -13,24 +13,32 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
-    STATS_COLUMNS,
     clean,
+    comparison_cells,
+    comparison_header,
     disagreements,
-    format_delta,
+    edge_notes,
     gate_sentence,
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     provenance_line,
+    scored_note,
     stats_cells,
+    stats_columns,
+    unpaired_line,
+    unpaired_summary,
     usage_sentence,
 )
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
+from introspection_cli.reporting.model import several_samples, split_of
 
 #: Row lists longer than this are folded into a ``<details>`` block.
 FOLD_AFTER = 10
@@ -66,26 +74,31 @@ def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None 
     if not report["judges"]:
         lines += ["", "No judge was evaluated."]
     for judge in report["judges"]:
-        lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]))]
+        lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]),
+                                       unstable=several_samples(report))]
     lines += ["", f"Usage: {cell(usage_sentence(report['usage']))}."]
     if comparison is not None:
         lines += ["", *comparison_markdown(comparison)]
     return "\n".join(lines) + "\n"
 
 
-def _split_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
+def _split_cells(split: str, stats: Mapping[str, Any], unstable: bool) -> list[str]:
     note = held_out_note(stats)
     if note is None:
-        return stats_cells(split, stats)
-    return [split, cell(note), *([""] * (len(STATS_COLUMNS) - 2))]
+        return stats_cells(split, stats, unstable=unstable)
+    return [split, cell(note), *([""] * (len(stats_columns(unstable)) - 2))]
 
 
-def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]) -> list[str]:
+def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]], *,
+                    unstable: bool) -> list[str]:
     lines = [f"### {code(judge['name'])} ({code(judge['provider'] + '/' + judge['model'])})", ""]
     if judge.get("fingerprint"):
         lines += [f"Fingerprint {code(judge['fingerprint'])}", ""]
-    lines += _table(STATS_COLUMNS, [_split_cells(split, judge["splits"][split])
-                                    for split in SPLITS])
+    table = _table(stats_columns(unstable),
+                   [_split_cells(split, split_of(judge["splits"], split), unstable)
+                    for split in REPORT_SPLITS])
+    lines += [*table, "", cell(scored_note(judge["splits"])) + "."]
+    lines += [text for note in edge_notes(table) for text in ("", f"{cell(note)}.")]
     if gates:
         lines += ["", "**Gates**", ""]
         lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"
@@ -95,8 +108,10 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
         title = model_comparison_title(judge)
         lines += ["", f"**{title[0].upper()}{title[1:]}**", "",
                   *_table(header, [[cell(text) for text in row] for row in compared])]
-    confusion = judge["splits"]["all"]["confusion"]
-    lines += ["", "Confusion on split `all` (rows: expected, columns: outcome)", ""]
+        lines += [text for note in model_comparison_notes(judge)
+                  for text in ("", f"{cell(note)}.")]
+    confusion = split_of(judge["splits"], SCORED)["confusion"]
+    lines += ["", f"Confusion on split `{SCORED}` (rows: expected, columns: outcome)", ""]
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS])
     lines += _row_lists(judge)
@@ -143,16 +158,17 @@ def _judge_comparison_markdown(judge: JudgeComparison) -> list[str]:
     title = f"**{code(judge.name)}**"
     if judge.model_before != judge.model_after:
         title += f" (model {code(judge.model_before)} → {code(judge.model_after)})"
-    header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
+    header = comparison_header(judge)
     rows = [[split.split, f"held out {split.held_out}", *([""] * (len(header) - 2))]
-            if split.held_out else
-            [split.split, f"{split.n_before} → {split.n_after}",
-             *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
+            if split.held_out else comparison_cells(split) for split in judge.splits]
     lines = [title, "", *_table(header, rows), ""]
-    lines += [f"- {cell(mcnemar_sentence(test))}." for test in judge.tests]
-    if judge.only_in_baseline or judge.only_in_current:
-        lines += ["", f"Rows only in the baseline: {judge.only_in_baseline}; "
-                      f"only in this run: {judge.only_in_current}."]
+    tests = [mcnemar_sentence(test) for test in judge.tests]
+    lines += [f"- {cell(sentence)}." for sentence in tests]
+    lines += [text for note in edge_notes(tests) for text in ("", f"{cell(note)}.")]
+    if judge.unpaired:
+        listed = [f"- {cell(unpaired_line(row))}" for row in judge.unpaired]
+        lines += ["", *_folded("Rows not paired", [f"{cell(unpaired_summary(judge))}.", "",
+                                                   *listed], len(judge.unpaired))]
     if judge.changed:
         table = _table(("line", "conversation", "expected", "baseline", "now"),
                        [[str(r.line), cell(r.conversation_id),

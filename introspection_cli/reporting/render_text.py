@@ -12,24 +12,32 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
-    STATS_COLUMNS,
     clean,
+    comparison_cells,
+    comparison_header,
     disagreements,
-    format_delta,
+    edge_notes,
     gate_sentence,
     held_out_note,
     judge_gates,
     mcnemar_sentence,
+    model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     provenance_line,
+    scored_note,
     stats_cells,
+    stats_columns,
+    unpaired_line,
+    unpaired_summary,
     usage_sentence,
 )
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
+from introspection_cli.reporting.model import several_samples, split_of
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
 
@@ -71,24 +79,28 @@ def render_text(report: Mapping[str, Any], *, color: bool) -> str:
         lines.append("no judge was evaluated")
     for judge in report["judges"]:
         lines.append("")
-        lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint))
+        lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint,
+                                  unstable=several_samples(report)))
     lines += ["", f"usage: {usage_sentence(report['usage'])}"]
     return "\n".join(lines) + "\n"
 
 
-def _split_cells(split: str, stats: Mapping[str, Any]) -> list[str]:
+def _split_cells(split: str, stats: Mapping[str, Any], unstable: bool) -> list[str]:
     note = held_out_note(stats)
-    return [split, note] if note is not None else stats_cells(split, stats)
+    return [split, note] if note is not None else stats_cells(split, stats, unstable=unstable)
 
 
 def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
-                 paint: _Painter) -> list[str]:
+                 paint: _Painter, *, unstable: bool) -> list[str]:
     model = clean(f"{judge['provider']}/{judge['model']}")
     lines = [paint(f"judge {judge['name']}", "bold") + f" ({model})"]
     if judge.get("fingerprint"):
         lines.append(f"  fingerprint {judge['fingerprint']}")
-    lines += _table(STATS_COLUMNS, [_split_cells(split, judge["splits"][split])
-                                    for split in SPLITS])
+    table = _table(stats_columns(unstable),
+                   [_split_cells(split, split_of(judge["splits"], split), unstable)
+                    for split in REPORT_SPLITS])
+    lines += [*table, f"  {scored_note(judge['splits'])}",
+              *(f"  {note}" for note in edge_notes(table))]
     if gates:
         lines += ["", "  gates"]
         lines += [paint(f"    {gate_sentence(gate)}", "green" if gate["met"] else "red")
@@ -96,9 +108,10 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
     header, compared = model_comparison_table(judge)
     if compared:
         lines += ["", f"  {model_comparison_title(judge)}",
-                  *_table(header, compared, indent="    ")]
-    lines += ["", "  confusion on split all (rows: expected, columns: outcome)"]
-    confusion = judge["splits"]["all"]["confusion"]
+                  *_table(header, compared, indent="    "),
+                  *(f"    {note}" for note in model_comparison_notes(judge))]
+    lines += ["", f"  confusion on split {SCORED} (rows: expected, columns: outcome)"]
+    confusion = split_of(judge["splits"], SCORED)["confusion"]
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS],
                     indent="    ")
@@ -151,15 +164,14 @@ def _comparison_judge_lines(judge: JudgeComparison, paint: _Painter) -> list[str
     title = paint(f"judge {judge.name}", "bold")
     if judge.model_before != judge.model_after:
         title += f" (model {judge.model_before} → {judge.model_after})"
-    header = ("split", "n", *(delta.statistic for delta in judge.splits[0].statistics))
-    rows = [[split.split, f"held out {split.held_out}"] if split.held_out else
-            [split.split, f"{split.n_before} → {split.n_after}",
-             *(format_delta(delta) for delta in split.statistics)] for split in judge.splits]
-    lines = [title, *_table(header, rows)]
-    lines += ["  " + mcnemar_sentence(test) for test in judge.tests]
-    if judge.only_in_baseline or judge.only_in_current:
-        lines.append(f"  rows only in the baseline: {judge.only_in_baseline}; "
-                     f"only in this run: {judge.only_in_current}")
+    rows = [[split.split, f"held out {split.held_out}"] if split.held_out
+            else comparison_cells(split) for split in judge.splits]
+    lines = [title, *_table(comparison_header(judge), rows)]
+    tests = [mcnemar_sentence(test) for test in judge.tests]
+    lines += [f"  {line}" for line in (*tests, *edge_notes(tests))]
+    if judge.unpaired:
+        lines.append(paint(f"  {unpaired_summary(judge)}", "yellow"))
+        lines += [f"    {unpaired_line(row)}" for row in judge.unpaired]
     if judge.changed:
         lines.append(paint(f"  changed rows ({len(judge.changed)})", "yellow"))
     for row in judge.changed:

@@ -138,14 +138,15 @@ class _Sorting:
 
 
 def _fixture_problems(line: bytes, number: int) -> list[str]:
-    """Exactly what ``check`` says about the line, labels aside (no cross-row rule).
+    """What ``check`` says about the line, labels aside (no cross-row rule), in the words
+    of a row the runtime sent: a mismatch is the runtime's fault, not an edit to undo.
 
     ``check_line`` is what ``check`` runs on each line, called directly (as ``check``
     does) rather than through ``verify_fixture_line``: how deep a row may nest before
     it cannot be read or hashed depends on the Python stack below, so one frame more
     here rejected rows ``check`` accepts.
     """
-    _, rejections = check_line(line, number)
+    _, rejections = check_line(line, number, from_runtime=True)
     return [f"[{r.code}] {r.message}" for r in rejections if r.code not in _IGNORED_ON_EXPORT]
 
 

@@ -7,16 +7,20 @@ a crash at any point leaves either the old file or the new one, never a mix.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.fixture import line_conversation_id, parse_fixture_line, verify_fixture
-from introspection_cli.fsutil import atomic_write_bytes, directory_lock, path_problem
+from introspection_cli.fixture.target import (
+    CALIBRATION_SUFFIX,
+    NotWritable,
+    locked_target,
+    replace_file,
+    writable_target,
+)
 from introspection_cli.runtime.localfiles import NotARegularFile, read_file
 
-CALIBRATION_SUFFIX = ".calibration.jsonl"
 _IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})
 
 
@@ -44,20 +48,9 @@ def read_existing(path: Path) -> ExistingFile:
             "(judges/<judge>.calibration.jsonl); use --output for other files"
         )
     try:
-        target = path.resolve()  # append to what a symlink points at, keeping the link
-        has_directory = target.parent.is_dir()
-    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long...
-        raise UsageError(f"--append-to {path} cannot be used ({path_problem(exc)}); pass "
-                         f"a calibration file (judges/<judge>{CALIBRATION_SUFFIX})") from None
-    if not has_directory:
-        raise UsageError(f"--append-to {path}: directory {target.parent} does not exist")
-    if target != path.absolute() and not target.name.endswith(CALIBRATION_SUFFIX):
-        raise UsageError(
-            f"--append-to {path} is a symbolic link to {target}, whose name does not end in "
-            f"{CALIBRATION_SUFFIX}; refusing to append rows to it (point the link at a "
-            "calibration file, or pass that file)"
-        )
-    _check_writable(path, target)
+        target = writable_target(path)  # append to what a symlink points at, keeping the link
+    except NotWritable as exc:
+        raise UsageError(f"--append-to {exc.problem}; nothing was requested") from None
     try:
         content = read_file(target)
     except FileNotFoundError:
@@ -69,17 +62,6 @@ def read_existing(path: Path) -> ExistingFile:
     except OSError as exc:
         raise UsageError(f"--append-to {path}: cannot read it ({exc.strerror})") from None
     return _scan(target, content)
-
-
-def _check_writable(path: Path, target: Path) -> None:
-    """Before any request: the new file is renamed into ``target``'s directory, which must
-    be writable, and an existing file read-only to this user is not to be replaced."""
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--append-to {path}: the directory {target.parent} is not writable; "
-                         "nothing was requested")
-    if os.path.exists(target) and not os.access(target, os.W_OK):
-        raise UsageError(f"--append-to {path}: {target} is not writable; nothing was "
-                         "requested")
 
 
 def _scan(path: Path, content: bytes) -> ExistingFile:
@@ -150,7 +132,7 @@ def write_appended(existing: ExistingFile, rows: list[bytes]) -> list[bytes]:
     holds now, byte for byte, and a row whose conversation is in it by now is
     left out. A file removed meanwhile is not recreated.
     """
-    with directory_lock(existing.path):
+    with locked_target(existing.path):
         return _compare_and_write(existing, rows)
 
 
@@ -171,10 +153,5 @@ def _compare_and_write(existing: ExistingFile, rows: list[bytes]) -> list[bytes]
         existing = _scan(existing.path, current)
         rows = [row for row in rows
                 if line_conversation_id(row) not in existing.conversation_ids]
-    try:
-        atomic_write_bytes(existing.path, appended_content(existing, rows), keep_owner=True)
-    except OSError as exc:
-        raise DataError(
-            f"cannot write {existing.path} ({exc.strerror}); the file was left as it was"
-        ) from None
+    replace_file(existing.path, appended_content(existing, rows))
     return rows

@@ -1,25 +1,25 @@
-"""``introspection conversations get``: fetch from the runtime, verify, write.
+"""``introspection conversations get``: every local check, then the chunks to ask for.
 
-Every judge fixture is checked with the fixture module (SPEC §2.3, labels
-aside) before it is written; a fixture that fails is reported and left out,
-and the rest are still written.
+:func:`plan_export` checks everything that can be checked without the runtime
+(the flags, the ids file, ``--output``, every ``--append-to`` file, the login)
+and splits the ids still to export into chunks of at most
+:data:`~introspection_cli.runtime.interface.MAX_IDS_PER_EXPORT`, the runtime's
+limit per call; :mod:`~introspection_cli.runtime.exportrun` then asks for them
+one chunk at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from introspection_cli.errors import DataError, UsageError
-from introspection_cli.fixture import line_conversation_id
-from introspection_cli.fsutil import atomic_write_bytes, check_output_target
-from introspection_cli.runtime.accept import ExportFailure, accept_bundles, accept_fixtures
-from introspection_cli.runtime.appendfile import ExistingFile, read_existing, write_appended
-from introspection_cli.runtime.auth import ClientFactory, default_client_factory
+from introspection_cli.errors import UsageError
+from introspection_cli.fsutil import check_output_target
+from introspection_cli.runtime.appendfile import ExistingFile, read_existing
 from introspection_cli.runtime.credentials import Credentials, resolve_credentials
 from introspection_cli.runtime.ids import read_ids_file
-from introspection_cli.runtime.interface import ExportBatch, RuntimeApi
+from introspection_cli.runtime.interface import MAX_IDS_PER_EXPORT
 
 FORMATS = ("json",)
 
@@ -32,33 +32,81 @@ class ExportOptions:
     judge_fixtures: bool = False
     format: str | None = None  # None: not given, which means json unless --judge-fixtures
     output: Path | None = None
-    append_to: Path | None = None
+    append_to: tuple[Path, ...] = ()
     force: bool = False
 
 
-@dataclass(slots=True)
-class ExportResult:
-    """What happened. ``rows`` are the written JSON lines (no line break); for stdout the
-    caller prints them (``destination`` is ``None``, as it is when nothing was written).
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """The ids of one runtime call, in ids-file order: chunk ``number`` of ``of``."""
 
-    ``failures`` are the requested conversations not written (one each); ``warnings``
-    everything else worth saying, none of which loses a requested conversation.
-    """
+    number: int
+    of: int
+    ids: tuple[str, ...]
 
-    requested: list[str]
-    rows: list[bytes] = field(default_factory=list)
-    destination: Path | None = None
-    skipped_existing: list[str] = field(default_factory=list)
-    duplicate_ids: list[str] = field(default_factory=list)
-    failures: list[ExportFailure] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    #: The token the runtime was called with: ids, reasons and warnings hold text the
-    #: runtime sent, which may echo it, so the caller scrubs it from every line it prints.
-    secret: str | None = field(default=None, repr=False)
+    def describe(self) -> str:
+        """``chunk 2 of 3 (conv_21 to conv_40, 20 ids)``, for messages."""
+        span = self.ids[0] if len(self.ids) == 1 else f"{self.ids[0]} to {self.ids[-1]}"
+        return f"chunk {self.number} of {self.of} ({span}, {_count_ids(len(self.ids))})"
+
+
+def describe_chunks(chunks: Sequence[Chunk]) -> str:
+    """Several consecutive chunks at once: ``chunks 3 to 5 of 5 (conv_41 to conv_100, 60 ids)``."""
+    if len(chunks) == 1:
+        return chunks[0].describe()
+    first, last = chunks[0], chunks[-1]
+    count = sum(len(chunk.ids) for chunk in chunks)
+    return (f"chunks {first.number} to {last.number} of {last.of} "
+            f"({first.ids[0]} to {last.ids[-1]}, {_count_ids(count)})")
+
+
+def _count_ids(count: int) -> str:
+    return f"{count} id" if count == 1 else f"{count} ids"
+
+
+def split_into_chunks(ids: Sequence[str], size: int = MAX_IDS_PER_EXPORT) -> tuple[Chunk, ...]:
+    """``ids`` in order, ``size`` at a time (the last chunk may be shorter)."""
+    starts = range(0, len(ids), size)
+    return tuple(Chunk(number, len(starts), tuple(ids[start:start + size]))
+                 for number, start in enumerate(starts, start=1))
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """An ``--append-to`` file as read before any request."""
+
+    spelled: Path  # as the user spelled it, for messages
+    file: ExistingFile
+    #: The requested conversations it already holds: never written to it again.
+    skipped: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportPlan:
+    """What the export will do, every local check passed: the chunks to ask the runtime
+    for (none when every file holds every conversation already) and where rows go."""
+
+    options: ExportOptions
+    requested: tuple[str, ...]
+    duplicate_ids: tuple[str, ...]
+    targets: tuple[Target, ...]
+    chunks: tuple[Chunk, ...]
+    #: ``None`` when there is nothing to ask for (so no login is needed).
+    credentials: Credentials | None = field(default=None, repr=False)
+
+    @property
+    def destinations(self) -> tuple[Path, ...]:
+        """Where rows are written, as spelled: the ``--append-to`` files, or ``--output``;
+        none for stdout."""
+        if self.targets:
+            return tuple(target.spelled for target in self.targets)
+        return (self.options.output,) if self.options.output is not None else ()
 
     def scrubbed(self, text: str) -> str:
-        """``text`` with the token (if the runtime was called) replaced by ``[token]``."""
-        return text.replace(self.secret, "[token]") if self.secret else text
+        """``text`` with the token replaced by ``[token]``: ids, reasons and warnings
+        hold text the runtime sent, which may echo it."""
+        token = self.credentials.token if self.credentials else None
+        return text.replace(token, "[token]") if token else text
 
 
 def validate_options(options: ExportOptions) -> None:
@@ -78,42 +126,49 @@ def validate_options(options: ExportOptions) -> None:
                          f"add {'them' if len(missing) > 1 else 'it'} to the command")
     if options.ids_file is None:
         raise UsageError("pass --ids-file FILE (one conversation id per line)")
-    if options.output is not None and options.append_to is not None:
+    if options.output is not None and options.append_to:
         raise UsageError("--output and --append-to are mutually exclusive; pick one")
-    if options.append_to is not None and not options.judge_fixtures:
+    if options.append_to and not options.judge_fixtures:
         raise UsageError("--append-to adds calibration rows: it requires --judge-fixtures")
     if options.force and options.output is None:
         raise UsageError("--force only applies to --output")
 
 
-def export(options: ExportOptions, environ: Mapping[str, str],
-           client_factory: ClientFactory | None = None) -> ExportResult:
-    """Run the export: local checks first, then one runtime call, then verify and write."""
+def plan_export(options: ExportOptions, environ: Mapping[str, str]) -> ExportPlan:
+    """Check everything before any request, and say what to ask the runtime for.
+
+    A conversation is asked for when at least one ``--append-to`` file lacks it
+    (every one, without ``--append-to``). Raises :class:`UsageError` (exit 2) for
+    bad flags, a bad ids file, an ``--output`` that exists, any ``--append-to``
+    file that cannot be appended to, and ``ConfigError`` when not logged in.
+    """
     validate_options(options)
     assert options.ids_file is not None  # validate_options guarantees it
     ids = read_ids_file(options.ids_file)
     _check_output(options)
-    existing = read_existing(options.append_to) if options.append_to is not None else None
-    result = ExportResult(requested=ids.ids, duplicate_ids=ids.duplicates,
-                          warnings=list(existing.warnings) if existing else [])
-    wanted = ids.ids
-    if existing is not None:
-        result.skipped_existing = [i for i in ids.ids if i in existing.conversation_ids]
-        wanted = [i for i in ids.ids if i not in existing.conversation_ids]
-    if wanted:
-        credentials = resolve_credentials(environ)
-        result.secret = credentials.token
-        batch = _fetch(options, wanted, credentials, environ, client_factory)
-        if options.judge_fixtures:
-            first_line = (existing.row_count if existing else 0) + 1
-            accepted = accept_fixtures(wanted, batch, first_line)
-        else:
-            accepted = accept_bundles(wanted, batch)
-        result.rows = accepted.rows
-        result.failures = accepted.failures
-        result.warnings.extend(accepted.warnings)
-    _write(options, existing, result)
-    return result
+    targets = _read_targets(options.append_to, ids.ids)
+    wanted = [conversation_id for conversation_id in ids.ids
+              if not targets or any(conversation_id not in target.file.conversation_ids
+                                    for target in targets)]
+    return ExportPlan(options=options, requested=tuple(ids.ids),
+                      duplicate_ids=tuple(ids.duplicates), targets=targets,
+                      chunks=split_into_chunks(wanted),
+                      credentials=resolve_credentials(environ) if wanted else None)
+
+
+def _read_targets(paths: Sequence[Path], requested: list[str]) -> tuple[Target, ...]:
+    """Every ``--append-to`` file read and checked (writable, a symlink only to a
+    calibration file...), all of them before the first request."""
+    targets: dict[Path, Target] = {}
+    for path in paths:
+        existing = read_existing(path)
+        seen = targets.get(existing.path)
+        if seen is not None:
+            raise UsageError(f"--append-to {seen.spelled} and --append-to {path} name the same "
+                             f"file ({existing.path}); pass it once")
+        skipped = tuple(i for i in requested if i in existing.conversation_ids)
+        targets[existing.path] = Target(spelled=path, file=existing, skipped=skipped)
+    return tuple(targets.values())
 
 
 def _check_output(options: ExportOptions) -> None:
@@ -122,36 +177,3 @@ def _check_output(options: ExportOptions) -> None:
     if check_output_target(options.output, flag="--output") and not options.force:
         raise UsageError(f"--output {options.output} already exists; pass --force to replace "
                          "it, or --append-to to add rows to a calibration file")
-
-
-def _fetch(options: ExportOptions, wanted: list[str], credentials: Credentials,
-           environ: Mapping[str, str], client_factory: ClientFactory | None) -> ExportBatch:
-    client: RuntimeApi = (client_factory or default_client_factory(environ))(credentials)
-    try:
-        if options.judge_fixtures:
-            return client.export_judge_fixtures(wanted)
-        return client.export_conversations(wanted)
-    finally:
-        close = getattr(client, "close", None)
-        if callable(close):
-            close()
-
-
-def _write(options: ExportOptions, existing: ExistingFile | None, result: ExportResult) -> None:
-    if not result.rows:
-        return  # never create or touch a file just to write nothing
-    if existing is not None:
-        written = write_appended(existing, result.rows)
-        if len(written) < len(result.rows):  # another writer added them meanwhile
-            kept = set(written)
-            result.skipped_existing += [
-                conversation_id for row in result.rows if row not in kept
-                for conversation_id in [line_conversation_id(row)] if conversation_id]
-            result.rows = written
-        result.destination = options.append_to  # as the user spelled it, for messages
-    elif options.output is not None:
-        try:
-            atomic_write_bytes(options.output, b"".join(row + b"\n" for row in result.rows))
-        except OSError as exc:
-            raise DataError(f"cannot write {options.output} ({exc.strerror})") from None
-        result.destination = options.output

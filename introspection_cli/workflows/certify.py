@@ -1,15 +1,19 @@
 """``judges certify`` end to end, minus the command line.
 
-Runs one judge over one split (``test`` by default: the rows ``judges eval``
-holds out), decides (:mod:`introspection_cli.certification.decision`), records
-the run in the evaluation ledger, and when certified writes
+Runs each judge over one split (``test`` by default: the rows ``judges eval``
+holds out), records the look in the judge's exposure file, decides
+(:mod:`introspection_cli.certification.decision`, at family-wise levels with
+``--all --family-wise``) and, when certified, writes
 ``judges/<name>.certificate.json`` atomically. A split that cannot be
 certified whatever the judge says (too few ``pass`` or ``fail`` rows, or
 rejected rows in the file) is decided from the file, before any model call.
+``--verify`` re-runs a certificate's recorded procedure instead
+(:mod:`.certify_verify`).
 
-Exit codes: 0 certified; 1 not certified or insufficient data; 2 usage or
-configuration (as in eval, and a certificate that cannot be written); 3 rows
-failed at the provider after retries (then no certificate is written: rerun).
+Exit codes: 0 certified (every judge); 1 not certified or insufficient data; 2
+usage or configuration (as in eval, and a certificate that cannot be written);
+3 rows failed at the provider after retries (then no certificate is written:
+rerun).
 """
 
 from __future__ import annotations
@@ -21,31 +25,26 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.certification.certificate import (
-    CERTIFICATE_VERSION,
-    SplitRows,
-    certificate_path,
-    read_split,
-    rows_digest,
-    write_certificate,
-)
-from introspection_cli.certification.decision import (
-    Certification,
-    decide,
-    insufficient,
-    rejected_rows,
-)
+from introspection_cli.certification.certificate import FamilyWise, write_certificate
+from introspection_cli.certification.decision import DEFAULT_ALPHA, Certification, decide
+from introspection_cli.certification.familywise import METHODS, family_decisions
+from introspection_cli.certification.validator import MIN_BAR
 from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.evaluation.cache import default_cache_dir
-from introspection_cli.evaluation.fingerprint import JudgeIdentity, judge_identity
+from introspection_cli.evaluation.fingerprint import judge_identity
 from introspection_cli.evaluation.ledger import open_ledger, record_run
 from introspection_cli.evaluation.outcomes import EvalRun
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, run_eval
-from introspection_cli.fsutil import check_output_target
-from introspection_cli.provenance import tool_version, utc_now
-from introspection_cli.recipe.model import Judge
-from introspection_cli.recipe.selection import named_judge
+from introspection_cli.provenance import utc_now
+from introspection_cli.recipe.selection import select_judges
+from introspection_cli.workflows.certify_output import Plan, payload, power_plan, text
+from introspection_cli.workflows.certify_steps import (
+    Candidate,
+    build_certificate,
+    prepare,
+    record_exposure,
+)
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
 CERTIFIABLE_SPLITS = ("test", "dev", "train")
@@ -53,16 +52,23 @@ CERTIFIABLE_SPLITS = ("test", "dev", "train")
 
 @dataclass(frozen=True)
 class CertifySettings:
-    """What to certify against: the bar, the split, the error ceiling, the output format."""
+    """What to certify against: the judges, the bar, the split, the error ceiling, the
+    family-wise method, an accepted exposure, the output format."""
 
-    judge: str
+    judges: tuple[str, ...] = ()
+    every: bool = False  # --all: every judge with a calibration file
     bar: float = 0.8
     split: str = "test"
     max_error_rate: float = 0.05
     bar_na: float | None = None
+    family_wise: str | None = None
+    accept_exposure: str | None = None
     fmt: str = "text"
 
     def check(self) -> None:
+        if self.every == bool(self.judges):
+            raise UsageError("judges certify needs --judge NAME or --all: certificates are "
+                             "per judge")
         if self.split not in CERTIFIABLE_SPLITS:
             raise UsageError(f"unknown --split {self.split!r}; use one of: "
                              f"{', '.join(CERTIFIABLE_SPLITS)}")
@@ -71,187 +77,164 @@ class CertifySettings:
                 raise UsageError(f"{flag} {value} must be a number above 0 and below 1")
         if not (math.isfinite(self.max_error_rate) and 0 <= self.max_error_rate <= 1):
             raise UsageError(f"--max-error-rate {self.max_error_rate} must be from 0 to 1")
+        if self.family_wise is not None and self.family_wise not in METHODS:
+            raise UsageError(f"unknown --family-wise {self.family_wise!r}; use one of: "
+                             f"{', '.join(METHODS)}")
+        if self.family_wise is not None and not self.every:
+            raise UsageError("--family-wise applies to a family of judges: use it with --all")
+        if self.accept_exposure is not None and not self.accept_exposure.strip():
+            raise UsageError("--accept-exposure needs a reason (it is stored in the "
+                             "certificate and shown by check)")
         if self.fmt not in ("text", "json"):
             raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
 
 
-@dataclass(frozen=True)
-class _Context:
-    judge: Judge
-    identity: JudgeIdentity
-    provider: str
-    model: str
-    target: Path
-
-
-def certify_judge(path: Path, options: EvalOptions, settings: CertifySettings, *,
-                  progress: ProgressCallback | None = None) -> EvalCommandResult:
+def certify_judges(path: Path, options: EvalOptions, settings: CertifySettings, *,
+                   progress: ProgressCallback | None = None) -> EvalCommandResult:
     """Run ``judges certify`` on the recipe at ``path``: what to print and the exit code."""
     settings.check()
-    recipe, warnings = load_valid_recipe(path, [settings.judge])
-    judge = named_judge(recipe, settings.judge)
-    provider = options.provider or judge.llm.provider
-    model = options.model or judge.llm.model
-    context = _Context(judge, judge_identity(judge, provider=provider, model=model), provider,
-                       model, certificate_path(judge.path.parent, judge.name))
-    check_output_target(context.target, flag="the certificate")
-    split = read_split(judge.calibration_path, settings.split) \
-        if judge.calibration_path.is_file() else SplitRows([], [])
-    early = _decided_from_the_file(split, settings.bar)
-    if early is not None:
-        payload = _payload(context, settings, early, options.samples, seen=None,
-                           rejected=split.rejected)
-        problems = [f"judge {judge.name}: {len({line for line, _, _ in split.rejected})} "
-                    f"calibration row(s) rejected; `introspection check {path}` lists them"
-                    ] if split.rejected else []
-        return EvalCommandResult(_render(payload, settings.fmt), ExitCode.PROBLEMS,
-                                 (*problems, *(f"warning: {w}" for w in warnings)), payload)
-    result = run_eval(recipe, replace(options, judges=(judge.name,), splits=(settings.split,)),
-                      progress=progress)
-    (run,) = result.run.judges
-    seen, ledger_warnings = _record(result.run, options, settings.split)
-    decision = decide(run.rows, bar=settings.bar, max_error_rate=settings.max_error_rate,
-                      bar_na=settings.bar_na)
-    payload = _payload(context, settings, decision, options.samples, seen=seen)
-    problems = [f"judge {judge.name}: not certified: {reason}" for reason in decision.reasons]
-    notes = [*warnings, *ledger_warnings, *result.warnings, *_override_note(context)]
-    exit_code = ExitCode.OK if decision.certified else ExitCode.PROBLEMS
-    failed, failures = provider_failure(result)
-    if failed is not None:
-        exit_code = failed
-        problems += [*failures, "no certificate was written: a decision needs every row"]
-    elif decision.certified:
-        certificate = _certificate(context, settings, decision, options.samples, seen,
-                                   rows_digest(split.rows))
-        write_certificate(context.target, certificate)
-        payload["certificate"] = str(context.target)
-    return EvalCommandResult(_render(payload, settings.fmt), exit_code,
-                             (*problems, *(f"warning: {note}" for note in notes)), payload)
+    recipe, warnings = load_valid_recipe(path, settings.judges)
+    candidates = [prepare(judge, provider=options.provider, model=options.model,
+                          split=settings.split, bar=settings.bar)
+                  for judge in select_judges(recipe, settings.judges)]
+    tested = [candidate for candidate in candidates if candidate.early is None]
+    notes = list(warnings)
+    failed: ExitCode | None = None
+    failures: list[str] = []
+    if tested:
+        result = run_eval(recipe, replace(options, judges=tuple(c.name for c in tested),
+                                          splits=(settings.split,)), progress=progress)
+        runs = {run.name: run for run in result.run.judges}
+        for candidate in tested:
+            candidate.run = runs[candidate.name]
+        notes += _record(tested, result.run, options, settings.split)
+        notes += result.warnings
+        _decide(tested, settings)
+        failed, failures = provider_failure(result)
+    written = {} if failed is not None else _write(tested, settings, options.samples)
+    return _result(path, candidates, settings, options.samples, written,
+                   (failed, failures), notes)
 
 
-def _decided_from_the_file(split: SplitRows, bar: float) -> Certification | None:
-    """The decision when the file alone makes it, before any model call: rows of it are
-    rejected, or the split holds too few rows to ever reach the bar."""
-    labelled = {label: sum(expected == label for _, expected in split.rows)
-                for label in ("pass", "fail", "not_applicable")}
-    if split.rejected:
-        return rejected_rows(labelled, bar, sorted({line for line, _, _ in split.rejected}))
-    return insufficient(labelled, bar)
-
-
-def _record(run: EvalRun, options: EvalOptions, split: str) -> tuple[int, list[str]]:
-    """Record the run in the ledger: how many fingerprints have now seen the split's rows
-    (this one included), and the ledger's warnings (test rows seen under several)."""
-    ledger = open_ledger(options.cache_dir or default_cache_dir())
+def _record(tested: Sequence[Candidate], run: EvalRun, options: EvalOptions,
+            split: str) -> list[str]:
+    """Each judge's look in its exposure file, then the run in the evaluation ledger (dev
+    figures); the ledger's warnings."""
+    cache_dir = options.cache_dir or default_cache_dir()
+    for candidate in tested:
+        record_exposure(candidate, samples=options.samples, cache_dir=cache_dir, split=split)
+    ledger = open_ledger(cache_dir)
     try:
-        warnings = record_run(ledger, run)
-        (judge,) = run.judges
-        seen = ledger.fingerprints_seen(judge.name, {row.conversation_id for row in judge.rows
-                                                     if row.split == split})
-        return max(1, len(seen)), warnings
+        return record_run(ledger, run)
     finally:
         ledger.close()
 
 
-def _override_note(context: _Context) -> list[str]:
-    if context.identity.fingerprint == judge_identity(context.judge).fingerprint:
-        return []
-    return [f"the certificate is for {context.provider}/{context.model}, but judges/"
-            f"{context.judge.name}.yaml names {context.judge.llm.provider}/"
-            f"{context.judge.llm.model}: `introspection check` reports it stale until the "
-            "judge file names what was certified"]
+def _decide(tested: Sequence[Candidate], settings: CertifySettings) -> None:
+    """Each judge's decision: at the per-judge level, or at its level in the family."""
+    def at(candidate: Candidate, alpha: float) -> Certification:
+        assert candidate.run is not None
+        return decide(candidate.run.rows, bar=settings.bar,
+                      max_error_rate=settings.max_error_rate, bar_na=settings.bar_na,
+                      alpha=alpha)
+
+    if settings.family_wise is None:
+        for candidate in tested:
+            candidate.decision = at(candidate, DEFAULT_ALPHA)
+        return
+    by_name = {candidate.name: candidate for candidate in tested}
+    decisions = family_decisions(list(by_name), lambda name, alpha: at(by_name[name], alpha),
+                                 method=settings.family_wise, alpha=DEFAULT_ALPHA)
+    family = FamilyWise(settings.family_wise, len(tested), DEFAULT_ALPHA)
+    for name, decision in decisions.items():
+        by_name[name].decision, by_name[name].family = decision, family
 
 
-def _payload(context: _Context, settings: CertifySettings, decision: Certification,
-             samples: int, *, seen: int | None,
-             rejected: Sequence[tuple[int, str, str]] = ()) -> dict[str, Any]:
-    """The JSON output (``--format json``): the decision and what it rests on."""
-    return {
-        "judge": context.judge.name,
-        "fingerprint": context.identity.fingerprint,
-        "provider": context.provider,
-        "model": context.model,
-        "split": settings.split,
-        "bar": settings.bar,
-        "samples": samples,
-        "decision": decision.decision,
-        "reasons": list(decision.reasons),
-        "rows": decision.rows,
-        "labelled": dict(decision.labelled),
-        "needed": dict(decision.needed),
-        "errors": decision.errors,
-        "max_error_rate": settings.max_error_rate,
-        "tpr": None if decision.tpr is None else decision.tpr.as_json(),
-        "tnr": None if decision.tnr is None else decision.tnr.as_json(),
-        "na_recall": None if decision.na_recall is None else decision.na_recall.as_json(),
-        "test_fingerprints_seen": seen,
-        "rejected": [{"line": line, "code": code, "message": message}
-                     for line, code, message in rejected],
-        "certificate": None,
-    }
+def _write(tested: Sequence[Candidate], settings: CertifySettings,
+           samples: int) -> dict[str, str]:
+    """Write the certificate of every certified judge; judge -> where it was written."""
+    written = {}
+    for candidate in tested:
+        if candidate.decision is None or not candidate.decision.certified:
+            continue
+        clean = candidate.exposure.clean or settings.split != "test"
+        accepted = settings.accept_exposure if not clean else None
+        at = candidate.look.at if candidate.look is not None else utc_now()
+        write_certificate(candidate.target, build_certificate(
+            candidate, split=settings.split, samples=samples, accepted=accepted,
+            certified_at=at))
+        written[candidate.name] = str(candidate.target)
+    return written
 
 
-def _certificate(context: _Context, settings: CertifySettings, decision: Certification,
-                 samples: int, seen: int, digest: str) -> dict[str, Any]:
-    assert decision.tpr is not None and decision.tnr is not None  # certified
-    return {
-        "certificate_version": CERTIFICATE_VERSION,
-        "judge": context.judge.name,
-        "fingerprint": context.identity.fingerprint,
-        "components": dict(context.identity.components),
-        "provider": context.provider,
-        "model": context.model,
-        "split": settings.split,
-        "bar": settings.bar,
-        "samples": samples,
-        "rows_digest": digest,
-        "n": decision.rows,
-        "tpr": decision.tpr.as_json(),
-        "tnr": decision.tnr.as_json(),
-        "na_recall": None if decision.na_recall is None else decision.na_recall.as_json(),
-        "errors": decision.errors,
-        "test_fingerprints_seen": seen,
-        "tool_version": tool_version(),
-        "certified_at": utc_now(),
-    }
+def _result(path: Path, candidates: Sequence[Candidate], settings: CertifySettings,
+            samples: int, written: dict[str, str],
+            failure: tuple[ExitCode | None, list[str]], notes: list[str]) -> EvalCommandResult:
+    problems: list[str] = []
+    outputs: list[tuple[dict[str, Any], Plan]] = []
+    for candidate in candidates:
+        plan = power_plan(candidate.final, candidate, settings.split)
+        outputs.append((payload(candidate, settings.split, samples, plan,
+                                written.get(candidate.name)), plan))
+        problems += _problems(path, candidate)
+        notes += _notes(candidate, settings, candidate.name in written)
+    failed, failures = failure
+    exit_code = ExitCode.OK if all(c.final.certified for c in candidates) else ExitCode.PROBLEMS
+    if failed is not None:
+        exit_code = failed
+        problems += [*failures, "no certificate was written: a decision needs every row"]
+    problems += [f"warning: {note}" for note in dict.fromkeys(notes)]
+    if settings.every:
+        document: dict[str, Any] = {"judges": [data for data, _ in outputs],
+                                    "family_wise": settings.family_wise,
+                                    "alpha": DEFAULT_ALPHA}
+        stdout = json.dumps(document, indent=2, ensure_ascii=False) + "\n" \
+            if settings.fmt == "json" else "\n".join(text(*output) for output in outputs)
+        return EvalCommandResult(stdout, exit_code, tuple(problems), document)
+    ((data, plan),) = outputs
+    stdout = json.dumps(data, indent=2, ensure_ascii=False) + "\n" \
+        if settings.fmt == "json" else text(data, plan)
+    return EvalCommandResult(stdout, exit_code, tuple(problems), data)
 
 
-def _render(payload: dict[str, Any], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    return _text(payload)
+def _problems(path: Path, candidate: Candidate) -> list[str]:
+    decision = candidate.final
+    problems = []
+    if candidate.split.rejected:
+        problems.append(f"judge {candidate.name}: "
+                        f"{len({line for line, _, _ in candidate.split.rejected})} calibration "
+                        f"row(s) rejected; `introspection check {path}` lists them")
+    heading = "insufficient data" if decision.decision == "insufficient_data" else \
+        "not certified"
+    return problems + [f"judge {candidate.name}: {heading}: {reason}"
+                       for reason in decision.reasons if not decision.certified]
 
 
-def _rate_line(name: str, rate: dict[str, Any] | None, bar: float | None) -> str:
-    if rate is None:
-        return f"  {name:<10} — (no non-error row of this label)"
-    verdict = "" if bar is None else ("  reaches the bar" if rate["low"] >= bar
-                                      else "  below the bar")
-    return (f"  {name:<10} {rate['value']:.3f} ({rate['low']:.3f}–{rate['high']:.3f}) over "
-            f"{rate['n']} rows{verdict}")
-
-
-def _text(payload: dict[str, Any]) -> str:
-    labelled = payload["labelled"]
-    lines = [f"judge {payload['judge']} ({payload['provider']}/{payload['model']}), split "
-             f"{payload['split']}, bar {payload['bar']:g}",
-             f"  fingerprint {payload['fingerprint']}",
-             f"  rows       {payload['rows']} ({labelled.get('pass', 0)} pass, "
-             f"{labelled.get('fail', 0)} fail, {labelled.get('not_applicable', 0)} "
-             f"not_applicable)"]
-    if payload["test_fingerprints_seen"] is not None:  # the judge ran: what it measured
-        lines += [f"  errors     {payload['errors']} (at most {payload['max_error_rate']:g} "
-                  "of the rows)",
-                  _rate_line("tpr", payload["tpr"], payload["bar"]),
-                  _rate_line("tnr", payload["tnr"], payload["bar"]),
-                  _rate_line("na_recall", payload["na_recall"], None),
-                  f"  seen by    {payload['test_fingerprints_seen']} judge version(s) on this "
-                  "machine"]
-    if payload["decision"] == "certified":
-        lines.append(f"certified: wrote {payload['certificate']}" if payload["certificate"]
-                     else "certified, but no certificate was written")
-    else:
-        heading = ("insufficient data" if payload["decision"] == "insufficient_data"
-                   else "not certified")
-        lines += [f"{heading}:", *(f"  {reason}" for reason in payload["reasons"])]
-    return "\n".join(lines) + "\n"
+def _notes(candidate: Candidate, settings: CertifySettings, written: bool) -> list[str]:
+    """What the user should know that does not change the exit code."""
+    notes = []
+    if candidate.identity.fingerprint != judge_identity(candidate.judge).fingerprint:
+        judge = candidate.judge
+        notes.append(f"the certificate is for {candidate.provider}/{candidate.model}, but "
+                     f"judges/{judge.name}.yaml names {judge.llm.provider}/{judge.llm.model}: "
+                     "`introspection check` reports it stale until the judge file names what "
+                     "was certified")
+    exposure = candidate.exposure
+    if candidate.run is not None and settings.split == "test" and not exposure.clean:
+        what = "; ".join(exposure.problems())
+        if written and settings.accept_exposure:
+            notes.append(f"judge {candidate.name}: its test rows' exposure is not clean "
+                         f"({what}); accepted: {settings.accept_exposure}")
+        else:
+            notes.append(f"judge {candidate.name}: its test rows' exposure is not clean "
+                         f"({what}): its test figures are optimistic, and `introspection check "
+                         "--require-certified` refuses a certificate made so unless it was "
+                         "made with --accept-exposure \"REASON\". Label fresh test rows")
+    elif written and settings.accept_exposure:
+        notes.append(f"judge {candidate.name}: its exposure is clean: --accept-exposure was "
+                     "not needed and is not recorded")
+    if written and settings.bar < MIN_BAR:
+        notes.append(f"--bar {settings.bar:g} is below {MIN_BAR:g}: `introspection check` "
+                     f"reports this certificate invalid unless run with --min-bar "
+                     f"{settings.bar:g}")
+    return notes

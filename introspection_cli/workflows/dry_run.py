@@ -16,14 +16,14 @@ from introspection_cli.errors import ExitCode, UsageError
 from introspection_cli.evaluation.dryrun import PlannedRequest, dry_run
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions
-from introspection_cli.pricing import PriceTable, load_prices
+from introspection_cli.pricing import PriceTable, finite_cost, load_prices
 from introspection_cli.workflows.judges_eval import EvalCommandResult, evaluation_splits
 
 _FORMATS = ("text", "json")
 
 
 def dry_run_recipe(path: Path, options: EvalOptions, *, fmt: str,
-                   threshold_split: str = "all") -> EvalCommandResult:
+                   threshold_split: str = "scored") -> EvalCommandResult:
     """The requests ``judges eval`` would make on the recipe at ``path``, and their cost."""
     if fmt not in _FORMATS:
         raise UsageError(f"--dry-run prints text or json, not {fmt}")
@@ -72,7 +72,8 @@ def _totals(groups: Sequence[dict[str, Any]],
     return {"requests": len(requests),
             "input_tokens": sum(group["input_tokens"] for group in groups),
             "output_tokens": sum(group["output_tokens"] for group in groups),
-            "cost": sum(costs) if costs and None not in costs else None}
+            "cost": (finite_cost(sum(costs), "the cost of the requests")
+                     if costs and None not in costs else None)}
 
 
 def _request_json(request: PlannedRequest) -> dict[str, Any]:

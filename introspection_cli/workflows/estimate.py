@@ -1,17 +1,16 @@
 """``judges estimate`` end to end, minus the command line.
 
-The judge's production pass rate, corrected for its measured error rates.
-The calibration (TPR over m1 rows labelled ``pass``, TNR over m0 rows
-labelled ``fail``) comes from the judge's valid certificate, or from an eval
-report's split (``--report R.json --split S``). The observed rate is
-``--passed K --total N``, or the share of ``pass`` among the judge's
-``pass``/``fail`` verdicts on the exported rows of ``--rows FILE`` (run
-through the normal runner and verdict cache; gated, not_applicable and error
-rows are counted, shown and left out). The point estimate is Rogan–Gladen,
-the interval Lee et al. (2025) (:func:`introspection_cli.statistics.corrected_pass_rate`).
+The judge's production pass rate, corrected for its measured error rates. The
+calibration (the rows by label and outcome) comes from the judge's valid
+certificate, or from an eval report's split (``--report R.json --split S``). The
+production verdicts are ``--passed K --total N`` (with ``--not-applicable J``),
+or the judge's outcomes on the exported rows of ``--rows FILE`` (run through the
+normal runner and verdict cache; gated and error rows are counted, shown and left
+out). :mod:`introspection_cli.estimation.threeway` does the statistics.
 
-Exit codes: 0 an estimate; 1 no valid calibration, a judge no better than
-chance (TPR + TNR <= 1), rejected rows or no verdict to count; 2 usage or
+Exit codes: 0 an estimate; 1 no valid calibration, a refusal (a class with too
+few rows, a judge no better than chance, too few production verdicts, a misfit
+without ``--allow-misfit``), rejected rows or no verdict to count; 2 usage or
 configuration; 3 rows failed at the provider after retries.
 """
 
@@ -21,19 +20,21 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from introspection_cli.errors import DataError, ExitCode, UsageError
+from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.estimation.counts import EstimateRefused, ProductionCounts
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
-from introspection_cli.evaluation.outcomes import SPLITS
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
-from introspection_cli.statistics import better_than_chance, corrected_pass_rate
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SPLIT_ALIASES
+from introspection_cli.workflows.estimate_calibration import CalibrationSource, calibration_for
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
-_CHANCE = "the judge is no better than chance"
+if TYPE_CHECKING:
+    from introspection_cli.evaluation.batch import BatchEvents
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,18 @@ class EstimateSettings:
     judge: str
     passed: int | None = None
     total: int | None = None
+    not_applicable: int | None = None
     rows: Path | None = None
     report: Path | None = None
     split: str | None = None
+    allow_misfit: bool = False
+    design: str | None = None  # "random": the labelled rows of --rows are a random sample
+    by_gate: bool = False
+    segment: str | None = None
     fmt: str = "text"
 
     def check(self) -> None:
+        self._check_design()
         counts = self.passed is not None or self.total is not None
         if counts == (self.rows is not None):
             raise UsageError("pass either --passed K --total N (the judge's verdicts in "
@@ -59,141 +66,130 @@ class EstimateSettings:
                            and 0 <= self.passed <= self.total and self.total >= 1):
             raise UsageError(f"--passed {self.passed} --total {self.total}: need "
                              "0 <= K <= N and N >= 1")
+        if self.not_applicable is not None and (not counts or self.not_applicable < 0):
+            raise UsageError("--not-applicable J goes with --passed K --total N (J >= 0: the "
+                             "judge's not_applicable verdicts besides the N pass/fail ones)")
         if (self.report is None) != (self.split is None):
             raise UsageError("--report and --split go together: the calibration is that "
-                             "split's TPR and TNR in that report")
-        if self.split is not None and self.split not in SPLITS:
-            raise UsageError(f"unknown --split {self.split!r}; use one of: {', '.join(SPLITS)}")
+                             "split's rows in that report")
+        if self.split is not None and self.split not in (*REPORT_SPLITS, *SPLIT_ALIASES):
+            raise UsageError(f"unknown --split {self.split!r}; use one of: "
+                             f"{', '.join(REPORT_SPLITS)} (all is taken as scored)")
         if self.fmt not in ("text", "json"):
             raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
 
-
-@dataclass(frozen=True)
-class Calibration:
-    """TPR over ``pass_rows`` (m1) and TNR over ``fail_rows`` (m0), and where they come from."""
-
-    tpr: float
-    tnr: float
-    pass_rows: int
-    fail_rows: int
-    source: dict[str, Any]
-    warnings: tuple[str, ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        return {**self.source, "tpr": {"value": self.tpr, "n": self.pass_rows},
-                "tnr": {"value": self.tnr, "n": self.fail_rows}}
+    def _check_design(self) -> None:
+        if self.design is None:
+            if self.by_gate or self.segment is not None:
+                raise UsageError("--by-gate and --segment go with --design random")
+            return
+        if self.design != "random":
+            raise UsageError(f"unknown --design {self.design!r}; the one design is random "
+                             "(without --design the calibration corrects the rate)")
+        if self.rows is None or self.passed is not None or self.total is not None:
+            raise UsageError("--design random needs --rows FILE (the production rows, some "
+                             "labelled at random), not --passed/--total")
+        if self.report is not None or self.allow_misfit:
+            raise UsageError("--design random estimates from the labelled rows of --rows: "
+                             "--report and --allow-misfit are for the calibration correction")
+        if self.by_gate and self.segment is not None:
+            raise UsageError("--by-gate and --segment KEY are two ways to segment: use one")
+        if self.segment is not None and not all(self.segment.split(".")):
+            raise UsageError(f"--segment {self.segment!r}: give a judge_input field path "
+                             "such as metadata.channel")
 
 
 def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings, *,
-                   progress: ProgressCallback | None = None) -> EvalCommandResult:
-    """Run ``judges estimate``: the corrected pass rate to print, and the exit code."""
+                   progress: ProgressCallback | None = None,
+                   batch_events: BatchEvents | None = None) -> EvalCommandResult:
+    """Run ``judges estimate``: the estimate to print, and the exit code."""
     settings.check()
+    if settings.design == "random":
+        from introspection_cli.workflows.estimate_random import estimate_random_design
+
+        assert settings.rows is not None  # checked
+        return estimate_random_design(path, options, settings.rows, judge_name=settings.judge,
+                                      by_gate=settings.by_gate, segment=settings.segment,
+                                      fmt=settings.fmt, progress=progress,
+                                      batch_events=batch_events)
+    return _correct(path, options, settings, progress, batch_events)
+
+
+def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
+             progress: ProgressCallback | None,
+             batch_events: BatchEvents | None) -> EvalCommandResult:
+    """The corrected pass rate (:mod:`introspection_cli.estimation.threeway`)."""
+    from introspection_cli.estimation import threeway
+
     recipe, warnings = load_valid_recipe(path, [settings.judge])
     judge = named_judge(recipe, settings.judge)
-    calibration = _calibration(judge, settings)
-    if not better_than_chance(calibration.tpr, calibration.tnr):
-        # Known from the calibration alone: refused before any row of --rows is paid for.
-        raise DataError(f"{_CHANCE} (judge {judge.name}: TPR {calibration.tpr:.3f} + TNR "
-                        f"{calibration.tnr:.3f} <= 1), so its verdicts say nothing about the "
-                        "true pass rate and no correction can recover it")
+    calibration = calibration_for(judge, settings.report, settings.split)
+    counts_na = settings.rows is not None or settings.not_applicable is not None
+    # The calibration alone can refuse: before any row of --rows is paid for.
+    model = threeway.prepare(calibration.confusion, counts_not_applicable=counts_na)
     problems: list[str] = []
     exit_code = ExitCode.OK
     if settings.rows is not None:
-        observed, run_problems, run_code = _observed_on_rows(path, judge, settings.rows, options,
-                                                             progress)
-        problems += run_problems
-        exit_code = run_code
+        production, observed, problems, exit_code = _observed_on_rows(
+            path, judge, settings.rows, options, progress, batch_events)
     else:
         assert settings.passed is not None and settings.total is not None  # checked
-        observed = {"source": "counts", "passed": settings.passed, "total": settings.total}
-    if observed["total"] == 0:
-        nothing = (f"no pass or fail verdict of judge {judge.name} among the rows of "
-                   f"{settings.rows}: nothing to correct")
+        production = ProductionCounts(settings.passed, settings.total - settings.passed,
+                                      settings.not_applicable)
+        observed = {"source": "counts"}
+    try:
+        if production.judged == 0:
+            raise EstimateRefused(f"no pass or fail verdict of judge {judge.name} among the "
+                                  f"rows of {settings.rows}: nothing to correct")
+        corrected = threeway.corrected_rate(model, production)
+    except EstimateRefused as refusal:
         if exit_code == ExitCode.OK:
-            raise DataError(nothing)
-        # Why there is no verdict (rows failed at the provider, rows rejected) decides the
-        # exit code, and is said first.
-        return EvalCommandResult("", exit_code, (*problems, nothing))
-    rate = observed["passed"] / observed["total"]
-    corrected = corrected_pass_rate(rate, observed["total"], calibration.tpr, calibration.tnr,
-                                    pass_rows=calibration.pass_rows,
-                                    fail_rows=calibration.fail_rows)
-    payload = {
-        "judge": judge.name,
-        "fingerprint": judge_fingerprint(judge),
-        "calibration": calibration.as_json(),
-        "observed": {**observed, "rate": rate},
-        "corrected": corrected.as_json(),
-        "method": "Rogan-Gladen point estimate; Lee et al. (2025) 95% interval",
-    }
-    notes = [*warnings, *calibration.warnings]
-    return EvalCommandResult(_render(payload, settings.fmt), exit_code,
+            raise
+        # Why there is too little to count (rows failed at the provider, rows rejected)
+        # decides the exit code, and is said first.
+        return EvalCommandResult("", exit_code, (*problems, str(refusal)))
+    notes = [*warnings, *calibration.warnings, *corrected.notes]
+    if corrected.misfit.misfit:
+        misfit = _misfit_sentence(corrected.misfit.residual, corrected.misfit.threshold)
+        if not settings.allow_misfit:
+            raise EstimateRefused(misfit + ". Look at what changed, label rows like these, "
+                                  "or pass --allow-misfit to see the estimate anyway")
+        notes.insert(0, misfit + " (shown because of --allow-misfit)")
+    payload = _payload(judge, calibration, production, observed, corrected)
+    from introspection_cli.workflows.estimate_render import render_correction
+
+    text = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n" if settings.fmt == "json"
+            else render_correction(payload, gated_judge=judge.gate is not None))
+    return EvalCommandResult(text, exit_code,
                              (*problems, *(f"warning: {note}" for note in notes)), payload)
 
 
-def _calibration(judge: Judge, settings: EstimateSettings) -> Calibration:
-    if settings.report is not None:
-        assert settings.split is not None  # checked
-        return _from_report(judge, settings.report, settings.split)
-    return _from_certificate(judge)
+def _misfit_sentence(residual: float, threshold: float) -> str:
+    return ("production contradicts the calibration: its verdict shares are not ones the "
+            "judge's measured error rates can produce, beyond sampling error (least-squares "
+            f"residual {residual:.2g}, above the {threshold:.2g} that 99% of samples from "
+            "the fitted mix stay under). The conversations may have drifted or come from "
+            "another population, or the calibration measured the rates on too few rows")
 
 
-def _from_certificate(judge: Judge) -> Calibration:
-    from introspection_cli.certification.certificate import certificate_path
-    from introspection_cli.certification.state import assess_certificate, describe_change
-
-    path = certificate_path(judge.path.parent, judge.name)
-    state = assess_certificate(path, judge)
-    if not state.valid or state.certificate is None:
-        why = {"none": f"there is no {path}",
-               "invalid": f"{path} is not a valid certificate ({state.problem})",
-               "stale": f"its certificate is stale: {describe_change(state)}"}[state.state]
-        raise DataError(f"judge {judge.name} has no valid certificate to take TPR and TNR "
-                        f"from: {why}. Certify it (`introspection judges certify --judge "
-                        f"{judge.name}`) or pass --report R.json --split S")
-    certificate = state.certificate
-    return Calibration(
-        certificate["tpr"]["value"], certificate["tnr"]["value"], certificate["tpr"]["n"],
-        certificate["tnr"]["n"],
-        {"source": "certificate", "path": str(path), "split": certificate["split"],
-         "certified_at": certificate["certified_at"]})
-
-
-def _from_report(judge: Judge, report_path: Path, split: str) -> Calibration:
-    from introspection_cli.reporting.baseline import load_report_file
-
-    report = load_report_file(report_path, what="--report")
-    entry = next((j for j in report["judges"] if j["name"] == judge.name), None)
-    if entry is None:
-        raise DataError(f"--report {report_path} has no judge {judge.name}")
-    stats = entry["splits"][split]
-    if stats.get("held_out"):
-        raise DataError(f"--report {report_path}: split {split} of judge {judge.name} was held "
-                        "out (not evaluated); pass a report made with --split test")
-    counts = {label: sum(count for outcome, count in stats["confusion"][label].items()
-                         if outcome != "error") for label in ("pass", "fail")}
-    if stats["tpr"] is None or stats["tnr"] is None:
-        missing = "tpr" if stats["tpr"] is None else "tnr"
-        raise DataError(f"--report {report_path}: {missing} of judge {judge.name} on split "
-                        f"{split} is null (no non-error row of that label), so there is no "
-                        "calibration to correct with")
-    warnings = []
-    current = judge_fingerprint(judge)
-    if entry.get("fingerprint") != current:
-        warnings.append(f"--report {report_path} measured "
-                        + ("a judge version without a fingerprint (a version 1 report)"
-                           if "fingerprint" not in entry else "another version of judge "
-                           f"{judge.name} ({entry['fingerprint']}, now {current})")
-                        + ": the correction assumes its error rates still hold")
-    return Calibration(stats["tpr"]["value"], stats["tnr"]["value"], counts["pass"],
-                       counts["fail"], {"source": "report", "path": str(report_path),
-                                        "split": split}, tuple(warnings))
+def _payload(judge: Judge, calibration: CalibrationSource, production: ProductionCounts,
+             observed: dict[str, Any], corrected: Any) -> dict[str, Any]:
+    judged = production.passed + production.failed
+    return {
+        "judge": judge.name,
+        "fingerprint": judge_fingerprint(judge),
+        "calibration": calibration.as_json(),
+        "observed": {**observed, "passed": production.passed, "total": judged,
+                     "not_applicable": production.not_applicable,
+                     "rate": production.passed / judged if judged else None},
+        **corrected.as_json(),
+    }
 
 
 def _observed_on_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOptions,
-                      progress: ProgressCallback | None
-                      ) -> tuple[dict[str, Any], list[str], ExitCode]:
-    """Run the judge over the exported rows; the share of pass among its pass/fail verdicts."""
+                      progress: ProgressCallback | None, batch_events: BatchEvents | None
+                      ) -> tuple[ProductionCounts, dict[str, Any], list[str], ExitCode]:
+    """Run the judge over the exported rows: its outcomes, and what went wrong."""
     from introspection_cli.evaluation.plan import plan_unlabelled
     from introspection_cli.evaluation.runner import run_plans
 
@@ -202,7 +198,8 @@ def _observed_on_rows(recipe: Path, judge: Judge, rows_file: Path, options: Eval
                          "(`introspection conversations get --judge-fixtures`)")
     plan = plan_unlabelled(judge, rows_file, provider=options.provider, model=options.model,
                            regex_timeout=options.regex_timeout)
-    result = run_plans(str(recipe), [plan], options, progress=progress)
+    result = run_plans(str(recipe), [plan], options, progress=progress,
+                       batch_events=batch_events)
     (run,) = result.run.judges
     outcomes = Counter(row.outcome for row in run.rows)
     problems = []
@@ -217,35 +214,11 @@ def _observed_on_rows(recipe: Path, judge: Judge, rows_file: Path, options: Eval
     if failed is not None:
         problems += [*failures, "those rows are left out of the observed rate"]
         code = failed
-    observed = {"source": "rows", "path": str(rows_file), "passed": outcomes["pass"],
-                "total": outcomes["pass"] + outcomes["fail"],
+    production = ProductionCounts(outcomes["pass"], outcomes["fail"],
+                                  outcomes["not_applicable"], outcomes["gated"],
+                                  outcomes["error"])
+    observed = {"source": "rows", "path": str(rows_file),
                 "outcomes": {outcome: outcomes[outcome] for outcome in
                              ("pass", "fail", "not_applicable", "gated", "error")},
                 "rejected": len(run.rejected)}
-    return observed, problems, code
-
-
-def _render(payload: dict[str, Any], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    calibration, observed, corrected = (payload["calibration"], payload["observed"],
-                                        payload["corrected"])
-    where = (f"certificate {calibration['path']} (split {calibration['split']}, certified "
-             f"{calibration['certified_at']})" if calibration["source"] == "certificate"
-             else f"report {calibration['path']}, split {calibration['split']}")
-    lines = [f"judge {payload['judge']}",
-             f"  fingerprint {payload['fingerprint']}",
-             f"  calibration {where}: TPR {calibration['tpr']['value']:.3f} over "
-             f"{calibration['tpr']['n']} pass rows, TNR {calibration['tnr']['value']:.3f} over "
-             f"{calibration['tnr']['n']} fail rows"]
-    if observed["source"] == "rows":
-        counts = observed["outcomes"]
-        lines.append(f"  rows        {observed['path']}: " + ", ".join(
-            f"{counts[o]} {o}" for o in ("pass", "fail", "not_applicable", "gated", "error"))
-            + (f", {observed['rejected']} rejected" if observed["rejected"] else "")
-            + " (only pass and fail verdicts count)")
-    lines += [f"  observed    {observed['passed']} of {observed['total']} pass "
-              f"({observed['rate']:.3f})",
-              f"corrected pass rate: {corrected['value']:.3f} (95% interval "
-              f"{corrected['low']:.3f}–{corrected['high']:.3f})"]
-    return "\n".join(lines) + "\n"
+    return production, observed, problems, code

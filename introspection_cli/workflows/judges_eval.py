@@ -11,8 +11,9 @@ rejected or missing API key raises :class:`~introspection_cli.errors.ConfigError
 
 The ``test`` split is held out: it is evaluated only when asked for
 (``--split test``, or gated on with ``--threshold-split test``), and every
-evaluated row is recorded in the evaluation ledger, which warns once a
-judge's test rows have been seen under two or more fingerprints.
+look at a judge's test rows is recorded in its exposure file in the recipe
+(``judges/<name>.exposure.jsonl``); every evaluated row also goes to the
+evaluation ledger beside the cache, for ``judges status``'s dev figures.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from introspection_cli.evaluation.runner import (
     run_eval,
 )
 from introspection_cli.fsutil import check_output_target
-from introspection_cli.pricing import PriceTable, load_prices
+from introspection_cli.pricing import PriceTable, finite_cost, load_prices
 from introspection_cli.provenance import git_state
 from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
@@ -52,6 +53,7 @@ from introspection_cli.reporting.model_comparison import add_model_comparisons
 if TYPE_CHECKING:  # the batch package is imported only by a --batch run, the baseline
     # code only with --baseline
     from introspection_cli.evaluation.batch import BatchEvents, BatchOptions
+    from introspection_cli.recipe.model import Recipe
     from introspection_cli.reporting.baseline import Comparison
 
 #: What ``judges eval`` evaluates without ``--split``: everything but the held-out test split.
@@ -132,7 +134,7 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     prices = load_prices()  # a broken price table is exit 2 before any call
     options = replace(options, splits=evaluation_splits(options.splits, settings.gates.split))
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
-    ledger_warnings = record_evaluations(result.run, options)
+    ledger_warnings = record_evaluations(result.run, options, recipe)
     report = build_report(result.run, Provenance(git=git_state(path)))
     gates = evaluate_gates(report, settings.gates)
     report["gates"] = [gate.as_json() for gate in gates]
@@ -225,15 +227,20 @@ def batch_options(batch: bool, *, poll_interval: float | None,
     return options
 
 
-def record_evaluations(run: EvalRun, options: EvalOptions) -> list[str]:
-    """Record the run in the evaluation ledger beside the cache; its warnings, one line each.
+def record_evaluations(run: EvalRun, options: EvalOptions, recipe: Recipe) -> list[str]:
+    """Record each look at test rows in the judge's exposure file, then the run in the
+    evaluation ledger beside the cache; their warnings, one line each.
 
     Recorded with ``--no-cache`` too: test exposure is a fact about what was looked
     at, not about where verdicts came from.
     """
-    ledger = open_ledger(options.cache_dir or default_cache_dir())
+    from introspection_cli.certification.exposure_record import record_test_looks
+
+    cache_dir = options.cache_dir or default_cache_dir()
+    looks = record_test_looks(recipe, run, samples=options.samples, cache_dir=cache_dir)
+    ledger = open_ledger(cache_dir)
     try:
-        return record_run(ledger, run)
+        return [*looks, *record_run(ledger, run)]
     finally:
         ledger.close()
 
@@ -266,7 +273,8 @@ def add_costs(report: dict[str, Any], run: EvalRun, prices: PriceTable, *,
             total = None
         elif total is not None and cost is not None:
             total += cost
-    report["usage"]["cost"] = total if prices.prices else None
+    report["usage"]["cost"] = (finite_cost(total, "the run's cost")
+                               if prices.prices and total is not None else None)
 
 
 def _run_problems(result: EvalResult) -> list[str]:

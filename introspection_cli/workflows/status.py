@@ -22,8 +22,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from introspection_cli.certification.certificate import certificate_path, read_certificate
+from introspection_cli.certification.certificate import (
+    Certificate,
+    LabelledRow,
+    certificate_path,
+    read_certificate,
+)
+from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
+from introspection_cli.certification.power import (
+    ASSUMED_RATE,
+    PowerPlan,
+    class_mix,
+    plan_with_power,
+    share_reaching,
+    shrunk_rate,
+)
 from introspection_cli.certification.state import CertificateState, assess_certificate
+from introspection_cli.errors import DataError
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, compile_gate
 from introspection_cli.evaluation.ledger import Ledger
@@ -48,11 +63,12 @@ class RowCounts:
         default_factory=lambda: {split: Counter() for split in SPLIT_ROWS})
     gate_misses: int | None = None
     gate_errors: int = 0
-    test_ids: set[str] = field(default_factory=set)
+    #: conversation id -> (snapshot_hash, label), for the labelled rows now in test.
+    test_rows: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: conversation id -> label, for the labelled rows now in dev.
     dev_labels: dict[str, str] = field(default_factory=dict)
-    #: (snapshot_hash, expected) of the labelled rows of the certificate's split.
-    certified_split_rows: list[tuple[str, str]] = field(default_factory=list)
+    #: The labelled rows of the certificate's split, in file order.
+    certified_split_rows: list[LabelledRow] = field(default_factory=list)
 
     def labelled(self, label: str, split: str | None = None) -> int:
         splits = SPLIT_ROWS if split is None else (split,)
@@ -71,7 +87,7 @@ def count_rows(judge: Judge, certified_split: str | None,
     # once per row and is most of what status does beyond check's own verification.
     rows = gate_misses = 0
     by_split_label: Counter[tuple[str | None, str | None]] = Counter()
-    test_ids, dev_labels = counts.test_ids, counts.dev_labels
+    test_rows, dev_labels = counts.test_rows, counts.dev_labels
     certified = counts.certified_split_rows
     for result in verify_calibration_file(judge.calibration_path):
         row = result.row
@@ -93,13 +109,13 @@ def count_rows(judge: Judge, certified_split: str | None,
                                                 regex_timeout)
             except GateTimeout:
                 counts.gate_errors += 1
-        if split == "test":
-            test_ids.add(row.conversation_id)
         if expected is not None:
-            if split == "dev":
+            if split == "test":
+                test_rows[row.conversation_id] = (row.snapshot_hash, expected)
+            elif split == "dev":
                 dev_labels[row.conversation_id] = expected
             if split == certified_split and split is not None:  # None: no certificate
-                certified.append((row.snapshot_hash, expected))
+                certified.append(LabelledRow(row.conversation_id, row.snapshot_hash, expected))
     counts.rows = rows
     for (split, expected), tally in by_split_label.items():
         counts.table[split or "unsplit"][expected or "unlabelled"] += tally
@@ -119,6 +135,9 @@ class DevFigures:
     fail_rows: int
     evaluated: int
     labelled: int
+    #: Of ``pass_rows`` judged pass, of ``fail_rows`` judged fail.
+    pass_agreed: int = 0
+    fail_agreed: int = 0
 
 
 def dev_figures(dev_labels: Mapping[str, str], outcomes: Mapping[str, str]) -> DevFigures | None:
@@ -133,25 +152,29 @@ def dev_figures(dev_labels: Mapping[str, str], outcomes: Mapping[str, str]) -> D
         return None
     passes = [outcome for label, outcome in scored if label == "pass"]
     fails = [outcome for label, outcome in scored if label == "fail"]
-    return DevFigures(wilson_interval(passes.count("pass"), len(passes)),
-                      wilson_interval(fails.count("fail"), len(fails)), len(passes), len(fails),
-                      len(scored), len(dev_labels))
+    agreed = passes.count("pass"), fails.count("fail")
+    return DevFigures(wilson_interval(agreed[0], len(passes)),
+                      wilson_interval(agreed[1], len(fails)), len(passes), len(fails),
+                      len(scored), len(dev_labels), *agreed)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """More labelled test rows of ``pass`` and ``fail`` needed to be able to reach the bar.
+    """More labelled test rows of ``pass`` and ``fail`` needed to certify the judge.
 
-    ``perfect``: for a judge that agrees on every row. ``at_dev``: for one at the
-    judge's current dev TPR (pass) and TNR (fail); None when there are no dev
-    figures for that class, and ``never`` lists classes whose dev rate is not
-    above the bar (no number of rows would do).
+    ``perfect``: before a judge that agrees on every row could reach the bar.
+    ``power``: before the judge is likely (80%, both classes together) to be
+    certified, at its dev rates shrunk
+    (:func:`~introspection_cli.certification.power.shrunk_rate`), or at an
+    assumed rate for a class without dev figures (``assumed`` lists those);
+    ``never`` lists classes whose planned rate leaves the bar out of reach.
     """
 
     bar: float
     floor: int
     perfect: Mapping[str, int]
-    at_dev: Mapping[str, int | None]
+    power: PowerPlan
+    assumed: tuple[str, ...] = ()
     never: tuple[str, ...] = ()
 
 
@@ -161,20 +184,25 @@ def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float) -> Plan:
         raise ValueError(f"no number of rows reaches a bar of {bar:g}")
     test = {label: counts.labelled(label, "test") for label in PLANNED}
     perfect = {label: max(0, floor - test[label]) for label in PLANNED}
-    at_dev: dict[str, int | None] = {}
-    never: list[str] = []
-    for label, rate_name in PLANNED.items():
-        rate = getattr(dev, rate_name) if dev is not None else None
-        if rate is None:
-            at_dev[label] = None
-            continue
-        needed = rows_to_reach(bar, rate.value)
-        if needed is None:
-            never.append(label)
-            at_dev[label] = None
+    rates: dict[str, float] = {}
+    assumed: list[str] = []
+    for label, (rows, agreed) in _dev_counts(dev).items():
+        if rows:
+            rates[label] = shrunk_rate(agreed, rows)
         else:
-            at_dev[label] = max(0, needed - test[label])
-    return Plan(bar, floor, perfect, at_dev, tuple(never))
+            rates[label] = ASSUMED_RATE
+            assumed.append(label)
+    power = plan_with_power(rates, test, bar=bar, test_share=share_reaching(counts.table),
+                            class_mix=class_mix(counts.table))
+    never = tuple(label for label, plan in power.classes.items() if plan.rows is None)
+    return Plan(bar, floor, perfect, power, tuple(assumed), never)
+
+
+def _dev_counts(dev: DevFigures | None) -> dict[str, tuple[int, int]]:
+    """label -> (dev rows of it evaluated, of them agreed)."""
+    if dev is None:
+        return {label: (0, 0) for label in PLANNED}
+    return {"pass": (dev.pass_rows, dev.pass_agreed), "fail": (dev.fail_rows, dev.fail_agreed)}
 
 
 @dataclass(frozen=True)
@@ -184,24 +212,50 @@ class JudgeStatus:
     fingerprint: str
     counts: RowCounts
     certificate: CertificateState
-    test_fingerprints: int
+    #: What the looks in the exposure file say of the rows now in test; None with the
+    #: reason in ``exposure_problem`` when the file cannot be read.
+    exposure: Exposure | None
     dev: DevFigures | None
     plan: Plan
+    exposure_problem: str | None = None
+
+    @property
+    def test_fingerprints(self) -> int:
+        """How many judge versions have looked at the rows now in test."""
+        return 0 if self.exposure is None else self.exposure.fingerprints
 
 
 def judge_status(judge: Judge, ledger: Ledger, bar: float) -> JudgeStatus:
     """The status of one judge that has a calibration file."""
+    from introspection_cli.certification.exposure_file import (
+        ExposureError,
+        exposure_path,
+        read_looks,
+    )
+
     path = certificate_path(judge.path.parent, judge.name)
-    certificate = read_certificate(path) if path.exists() else None
-    split = certificate.get("split") if isinstance(certificate, dict) else None
-    counts = count_rows(judge, split if isinstance(split, str) else None)
-    state = assess_certificate(path, judge, rows_of=lambda _: counts.certified_split_rows)
+    read = read_certificate(path) if path.exists() else None
+    split = read.split if isinstance(read, Certificate) else None
+    counts = count_rows(judge, split)
+    exposure, problem, looks = None, None, None
+    try:
+        looks = read_looks(exposure_path(judge.path.parent, judge.name))
+        exposure = derive_exposure(looks, counts.test_rows)
+    except ExposureError as exc:
+        problem = str(exc)
+    state = assess_certificate(path, judge, rows_of=lambda _: counts.certified_split_rows,
+                               looks_of=lambda: _or_raise(looks, problem), read=read)
     fingerprint = judge_fingerprint(judge)
     dev = dev_figures(counts.dev_labels, ledger.outcomes(judge.name, fingerprint)) \
         if counts.dev_labels else None
     return JudgeStatus(judge.name, judge.calibration_path, fingerprint, counts, state,
-                       len(ledger.fingerprints_seen(judge.name, counts.test_ids)), dev,
-                       make_plan(counts, dev, bar))
+                       exposure, dev, make_plan(counts, dev, bar), problem)
+
+
+def _or_raise(looks: list[Look] | None, problem: str | None) -> list[Look]:
+    if looks is None:
+        raise DataError(problem or "the exposure file cannot be read")
+    return looks
 
 
 def recipe_status(judges: Sequence[Judge], ledger: Ledger, bar: float) -> list[JudgeStatus]:

@@ -141,14 +141,13 @@ def test_a_run_never_sends_a_test_row_and_leaves_the_exposure_record_alone(
     root = write_align_recipe(tmp_path / "r")
     stub = rubric_stub([HARMFUL, HELPFUL])
     cache = tmp_path / "cache"
-    # Test rows seen once by eval: the exposure record (the ledger beside the cache) exists.
+    # Test rows seen once by eval: the exposure record (judges/support.exposure.jsonl)
+    # exists, and whatever eval keeps beside the verdict cache.
     seen = cli(["judges", "eval", str(root), "--split", "test"])
     assert seen.returncode in (0, 1), seen.stderr
-    ledger = sorted(cache.glob("evaluations.sqlite3*"))
-    assert ledger
-    before = {path.name: path.read_bytes() for path in ledger}
-    # Every file beside the judge, the exposure record included wherever it is kept.
+    before = {path.name: path.read_bytes() for path in sorted(cache.glob("evaluations.sqlite3*"))}
     judges_before = {path.name: path.read_bytes() for path in (root / "judges").iterdir()}
+    assert "support.exposure.jsonl" in judges_before
     stub.requests.clear()
     result = align(root, "--rounds", "2", "--no-cost-limit")
     assert result.returncode == 0, result.stderr

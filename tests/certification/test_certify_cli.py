@@ -7,14 +7,17 @@ the scripted stub model server: it is test data, never a result.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from scipy.stats import beta
 
 from introspection_cli.resources import load_schema
+from tests.certification.test_power import oracle_plan
 from tests.conftest import run_cli
 from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
@@ -116,11 +119,17 @@ def test_too_few_rows_is_insufficient_data_before_any_call(tmp_path: Path,
     assert result.returncode == 1
     payload = json.loads(result.stdout)
     assert payload["decision"] == "insufficient_data"
-    assert payload["needed"] == {"pass": 6, "fail": 0}
+    assert payload["needed_perfect"] == {"pass": 6, "fail": 0}
+    # For an 80% chance of a certificate, at an assumed 0.90 before any run: 142 test rows
+    # of each class (tests/certification/test_power.py), said in labels at 20:40:40.
+    assert payload["needed"] == {"pass": 132, "fail": 122}
+    assert payload["plan"]["sources"] == {"pass": "TPR assumed", "fail": "TNR assumed"}
     assert stub.requests == []
     assert not (root / "judges" / "helpful.certificate.json").exists()
     text = certify(root, tmp_path / "cache")
     assert "insufficient data:" in text.stdout and "label 6 more pass rows" in text.stdout
+    assert "to be certified with probability 80%: 142 pass at 0.900 (TPR assumed), 132 more" \
+        in text.stdout
 
 
 def test_a_rejected_row_is_never_silent_and_certifies_nothing(tmp_path: Path,
@@ -155,6 +164,13 @@ def test_a_rejected_row_is_never_silent_and_certifies_nothing(tmp_path: Path,
 def test_a_missed_bound_is_not_certified_and_writes_nothing(tmp_path: Path,
                                                            stub: StubModelServer) -> None:
     root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=3))
+    planned = json.loads(certify(root, tmp_path / "cache", "--format", "json").stdout)
+    # More rows are planned at this split's own rates, shrunk: 17 of 20 plans at 0.751, out
+    # of reach at 0.80; 16 of 16 at 0.971 (the test's oracle is scipy's binomial).
+    tnr = float(beta.ppf(0.2, 16.5, 0.5))
+    assert planned["plan"]["classes"]["pass"]["rate"] == pytest.approx(beta.ppf(0.2, 17.5, 3.5))
+    assert planned["needed"] == {"pass": None,
+                                 "fail": oracle_plan(tnr, 0.8, math.sqrt(0.8), 300) - 16}
     result = certify(root, tmp_path / "cache")
     assert result.returncode == 1
     assert "not certified:" in result.stdout and "tpr is 0.850 over 20 rows" in result.stdout
@@ -187,7 +203,7 @@ def test_certify_warns_when_the_test_rows_were_seen_under_another_version(
     assert json.loads(second.stdout)["test_fingerprints_seen"] == 2
     assert "optimistic" in second.stderr
     certificate = json.loads((root / "judges" / "helpful.certificate.json").read_text())
-    assert certificate["test_fingerprints_seen"] == 2
+    assert certificate["exposure"]["procedures"] == 2
 
 
 def test_a_gated_judge_counts_gate_misses_towards_na_recall(tmp_path: Path,
@@ -242,3 +258,56 @@ def test_a_certificate_that_is_a_fifo_is_never_opened(tmp_path: Path) -> None:
     os.mkfifo(root / "judges" / "helpful.certificate.json")
     report = check(root)
     assert "not-a-file" in _codes(report)
+
+
+def test_an_error_row_is_not_scorable_so_the_split_is_insufficient(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    # Issue 20 item 9: P->P 15, P->error 1, F->F 16 was "not certified ... below the bar"
+    # with needed 0; only 15 pass rows can be scored, one short of what even a perfect
+    # judge needs at 0.80.
+    rows = [*_rows(15, 16), fixture_row("broken", "hi FAULT:wrong-enum", expected="pass",
+                                        split="test")]
+    root = _recipe(tmp_path / "r", rows)
+    result = certify(root, tmp_path / "cache", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["decision"] == "insufficient_data"
+    assert payload["errors"] == 1
+    assert payload["needed_perfect"] == {"pass": 1, "fail": 0}
+    assert "judge helpful: insufficient data: the split holds 15 scorable pass" in result.stderr
+
+
+def test_verify_runs_the_recorded_procedure_again(tmp_path: Path,
+                                                  stub: StubModelServer) -> None:
+    # Issue 21 item 1: `certify --verify` re-runs what the certificate records on its rows
+    # (the cache applies) and exits 1 when the decision differs.
+    rows = [*_rows(16, 16), fixture_row("flaky", "hi FAULT:alternate", expected="pass",
+                                        split="test")]
+    root = _recipe(tmp_path / "r", rows)
+    assert certify(root, tmp_path / "cache", "--samples", "3").returncode == 0
+    calls = len(stub.requests)
+    cached = certify(root, tmp_path / "cache", "--verify", "--format", "json")
+    assert cached.returncode == 0, cached.stderr
+    payload = json.loads(cached.stdout)
+    assert (payload["verified"], payload["samples"], payload["changed_outcomes"]) == (
+        True, 3, [])
+    assert len(stub.requests) == calls  # every verdict came from the cache
+    # Without the cache the flaky row now answers fail: 16 of 17 pass rows, lower bound
+    # 0.73: the recorded procedure no longer certifies the judge.
+    fresh = certify(root, tmp_path / "cache", "--verify", "--no-cache")
+    assert fresh.returncode == 1, fresh.stderr
+    assert "not verified: the recorded procedure no longer certifies it" in fresh.stdout
+    assert "32 of 33 rows gave the recorded outcome" in fresh.stdout
+    assert "judge helpful: not verified" in fresh.stderr
+
+
+def test_verify_refuses_what_cannot_be_run_again(tmp_path: Path, stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    missing = certify(root, tmp_path / "cache", "--verify")
+    assert missing.returncode == 1 and "there is no" in missing.stderr
+    assert certify(root, tmp_path / "cache").returncode == 0
+    judge_file = root / "judges" / "helpful.yaml"
+    judge_file.write_text(judge_file.read_text().replace("helped", "assisted"))
+    changed = certify(root, tmp_path / "cache", "--verify")
+    assert changed.returncode == 1 and "cannot be run again" in changed.stderr
+    assert certify(root, tmp_path / "cache", "--verify", "--samples", "2").returncode == 2

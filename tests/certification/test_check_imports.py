@@ -5,11 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import FIXTURES, REPO
 
 
-def test_check_verifies_a_certificate_without_heavy_imports() -> None:
-    case = FIXTURES / "invalid" / "judge-not-certified-stale"
+# A version 1 certificate; a version 2 one, whose run is found in its exposure file.
+@pytest.mark.parametrize("name", ["judge-not-certified-stale", "certificate-stale"])
+def test_check_verifies_a_certificate_without_heavy_imports(name: str) -> None:
+    case = FIXTURES / "invalid" / name
     code = ("import sys\n"
             "from introspection_cli.cli.app import main\n"
             "try:\n"
@@ -18,7 +22,8 @@ def test_check_verifies_a_certificate_without_heavy_imports() -> None:
             "    pass\n"
             "assert 'introspection_cli.certification.state' in sys.modules\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('openai', 'anthropic', 'jinja2', 'rich', 'httpx', 'httpx2', 'jsonschema')))\n")
+            "('openai', 'anthropic', 'jinja2', 'rich', 'httpx', 'httpx2', 'jsonschema', 'numpy', "
+            "'sqlite3')))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=False, cwd=REPO)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr

@@ -20,14 +20,14 @@ def test_sixteen_of_each_agreeing_is_certified_at_080() -> None:
     assert decision.decision == "certified" and decision.reasons == ()
     assert decision.tpr is not None and decision.tpr.n == 16
     assert decision.tpr.interval.low == pytest.approx(wilson_lower(16, 16))
-    assert decision.needed == {"pass": 0, "fail": 0}
+    assert decision.needed_perfect == {"pass": 0, "fail": 0}
 
 
 def test_fifteen_pass_rows_is_insufficient_data_whatever_the_judge_says() -> None:
     rows = _rows("pass", "pass", 15) + _rows("fail", "fail", 20, start=100)
     decision = decide(rows, bar=0.8, max_error_rate=0.05)
     assert decision.decision == "insufficient_data"
-    assert decision.needed == {"pass": 1, "fail": 0}
+    assert decision.needed_perfect == {"pass": 1, "fail": 0}
     (reason,) = decision.reasons
     assert reason == ("the split holds 15 pass and 20 fail rows; even a judge that agrees on "
                       "all of them needs 16 of each to reach the bar 0.8: label 1 more pass rows")
@@ -36,8 +36,8 @@ def test_fifteen_pass_rows_is_insufficient_data_whatever_the_judge_says() -> Non
 def test_insufficient_is_known_from_the_labels_alone() -> None:
     assert insufficient({"pass": 16, "fail": 16}, 0.8) is None
     early = insufficient({"pass": 3, "fail": 0}, 0.9)
-    assert early is not None and early.needed == rows_needed({"pass": 3, "fail": 0}, 0.9)
-    assert early.needed == {"pass": 32, "fail": 35}  # 35 of 35 is the first to reach 0.90
+    assert early is not None and early.needed_perfect == rows_needed({"pass": 3, "fail": 0}, 0.9)
+    assert early.needed_perfect == {"pass": 32, "fail": 35}  # 35 of 35 is the first to reach 0.90
 
 
 def test_a_missed_bound_is_named() -> None:
@@ -70,3 +70,18 @@ def test_na_recall_counts_gated_and_is_a_condition_only_with_bar_na() -> None:
     strict = decide(rows, bar=0.8, max_error_rate=0.05, bar_na=0.5)
     assert strict.decision == "not_certified"
     assert "na_recall" in strict.reasons[0] and "--bar-na 0.5" in strict.reasons[0]
+
+
+def test_insufficient_data_is_decided_on_scorable_rows() -> None:
+    # Issue 20 item 9: P->P 15, P->error 1, F->F 16 was "not certified ... below the bar" with
+    # needed 0. Only 15 pass rows can be scored: even a perfect judge needs 16.
+    rows = (_rows("pass", "pass", 15) + _rows("pass", "error", 1, start=50)
+            + _rows("fail", "fail", 16, start=100))
+    decision = decide(rows, bar=0.8, max_error_rate=0.05)
+    assert decision.decision == "insufficient_data"
+    assert decision.needed_perfect == {"pass": 1, "fail": 0}
+    assert decision.scorable == {"pass": 15, "fail": 16, "not_applicable": 0}
+    assert decision.errors == 1
+    (reason,) = decision.reasons
+    assert reason.startswith("the split holds 15 scorable pass and 16 scorable fail rows (1 "
+                             "error row left out)")

@@ -63,8 +63,8 @@ def test_the_documented_check_value_from_a_certificate(certified: Path, tmp_path
 
 def test_rows_are_run_through_the_judge_and_only_pass_fail_verdicts_count(
         certified: Path, tmp_path: Path, stub: StubModelServer) -> None:
-    exported = [fixture_row(f"prod_{i}", f"prod {i} VERDICT:{'fail' if i < 2 else 'pass'}",
-                            expected=None) for i in range(10)]
+    exported = [fixture_row(f"prod_{i}", f"prod {i} VERDICT:{'fail' if i < 6 else 'pass'}",
+                            expected=None) for i in range(30)]
     exported.append(fixture_row("prod_na", "VERDICT:not_applicable", expected=None))
     exported.append(fixture_row("prod_err", "FAULT:wrong-enum", expected=None))
     rows_file = tmp_path / "production.jsonl"
@@ -74,13 +74,13 @@ def test_rows_are_run_through_the_judge_and_only_pass_fail_verdicts_count(
                   "--format", "json")
     assert result.returncode == 0, result.stderr
     observed = json.loads(result.stdout)["observed"]
-    assert (observed["passed"], observed["total"]) == (8, 10)
-    assert observed["outcomes"] == {"pass": 8, "fail": 2, "not_applicable": 1, "gated": 0,
+    assert (observed["passed"], observed["total"], observed["not_applicable"]) == (24, 30, 1)
+    assert observed["outcomes"] == {"pass": 24, "fail": 6, "not_applicable": 1, "gated": 0,
                                     "error": 1}
-    assert len(stub.requests) - before == 12
+    assert len(stub.requests) - before == 32
     again = _cli("estimate", certified, tmp_path / "cache", "--rows", str(rows_file))
-    assert len(stub.requests) - before == 13  # cached, but for the error row, which is retried
-    assert "8 pass, 2 fail, 1 not_applicable, 0 gated, 1 error" in again.stdout
+    assert len(stub.requests) - before == 33  # cached, but for the error row, which is retried
+    assert "24 pass, 6 fail, 1 not_applicable, 0 gated, 1 error" in again.stdout
 
 
 def test_a_stale_certificate_is_no_calibration(certified: Path, tmp_path: Path) -> None:
@@ -111,6 +111,22 @@ def test_calibration_from_a_report_split(tmp_path: Path, stub: StubModelServer) 
     assert held_out.returncode == 1 and "held out" in held_out.stderr
 
 
+def test_the_scored_split_of_a_report_and_its_alias_all_calibrate_alike(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    """A report names every evaluated row's split ``scored`` (``all`` is its alias)."""
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 20, 2, 20, 4))})
+    report = tmp_path / "report.json"
+    run_cli(["judges", "eval", str(root), "--output", str(report)],
+            env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
+    answers = []
+    for split in ("scored", "all"):
+        result = _cli("estimate", root, tmp_path / "cache", "--passed", "60", "--total", "100",
+                      "--report", str(report), "--split", split, "--format", "json")
+        assert result.returncode == 0, result.stderr
+        answers.append(json.loads(result.stdout)["corrected"])
+    assert answers[0] == answers[1]
+
+
 def test_gate_misses_among_the_rows_are_counted_and_left_out(tmp_path: Path,
                                                              stub: StubModelServer) -> None:
     root = write_recipe(tmp_path / "r", {"helpful": (GATED_JUDGE.replace("billing", "helpful"),
@@ -121,15 +137,15 @@ def test_gate_misses_among_the_rows_are_counted_and_left_out(tmp_path: Path,
                                                              _rows("dev", 20, 2, 20, 4))})
     run_cli(["judges", "eval", str(calibration), "--output", str(report)],
             env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
-    exported = [fixture_row("refund_1", "refund VERDICT:pass", expected=None),
-                fixture_row("refund_2", "refund VERDICT:fail", expected=None),
-                fixture_row("chat_1", "hello there", expected=None)]
+    exported = [fixture_row(f"refund_{i}", f"refund {i} VERDICT:{'pass' if i < 20 else 'fail'}",
+                            expected=None) for i in range(32)]
+    exported += [fixture_row(f"chat_{i}", f"hello there {i}", expected=None) for i in range(5)]
     rows_file = tmp_path / "production.jsonl"
     rows_file.write_text("".join(json.dumps(row) + "\n" for row in exported))
     result = _cli("estimate", root, tmp_path / "cache", "--rows", str(rows_file), "--report",
                   str(report), "--split", "dev", "--format", "json")
     observed = json.loads(result.stdout)["observed"]
-    assert (observed["passed"], observed["total"], observed["outcomes"]["gated"]) == (1, 2, 1)
+    assert (observed["passed"], observed["total"], observed["outcomes"]["gated"]) == (20, 32, 5)
 
 
 def test_a_judge_no_better_than_chance_is_refused(tmp_path: Path, stub: StubModelServer) -> None:
@@ -178,13 +194,13 @@ def test_rows_that_all_failed_at_the_provider_exit_3_saying_so(
 
 def test_a_report_of_another_judge_version_is_used_with_a_warning(
         tmp_path: Path, stub: StubModelServer) -> None:
-    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 10, 1, 10, 1))})
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 20, 2, 20, 2))})
     report = tmp_path / "report.json"
     run_cli(["judges", "eval", str(root), "--output", str(report)],
             env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
     judge_file = root / "judges" / "helpful.yaml"
     judge_file.write_text(judge_file.read_text().replace("helped", "assisted"))
-    result = _cli("estimate", root, tmp_path / "cache", "--passed", "6", "--total", "10",
+    result = _cli("estimate", root, tmp_path / "cache", "--passed", "60", "--total", "100",
                   "--report", str(report), "--split", "dev")
     assert result.returncode == 0
     assert "measured another version of judge helpful" in result.stderr
@@ -207,12 +223,13 @@ def test_usage_errors(tmp_path: Path, args: list[str]) -> None:
 
 def test_rejected_rows_are_left_out_and_exit_1(certified: Path, tmp_path: Path) -> None:
     rows_file = tmp_path / "production.jsonl"
-    good = fixture_row("prod_1", "VERDICT:pass", expected=None)
-    rows_file.write_text(json.dumps(good) + "\n" + "not json at all\n")
+    good = [fixture_row(f"prod_{i}", f"prod {i} VERDICT:pass", expected=None)
+            for i in range(30)]
+    rows_file.write_text("".join(json.dumps(row) + "\n" for row in good) + "not json at all\n")
     result = _cli("estimate", certified, tmp_path / "cache", "--rows", str(rows_file),
                   "--format", "json")
     assert result.returncode == 1
-    assert "1 row(s) of" in result.stderr and "rejected (lines 2)" in result.stderr
+    assert "1 row(s) of" in result.stderr and "rejected (lines 31)" in result.stderr
     assert json.loads(result.stdout)["observed"]["rejected"] == 1
 
 
@@ -231,8 +248,8 @@ def test_a_rerun_of_rows_cached_by_key_imports_no_sdk(certified: Path, tmp_path:
                                                       stub: StubModelServer) -> None:
     # Exported rows have no memos, so a re-run finds them by key after rendering: no
     # call, and so no SDK to import.
-    exported = [fixture_row(f"prod_{i}", f"prod {i} VERDICT:pass", expected=None)
-                for i in range(4)]
+    exported = [fixture_row(f"prod_{i}", f"prod {i} VERDICT:{'fail' if i < 6 else 'pass'}",
+                            expected=None) for i in range(30)]
     rows_file = tmp_path / "production.jsonl"
     rows_file.write_text("".join(json.dumps(row) + "\n" for row in exported))
     args = ["judges", "estimate", str(certified), "--judge", "helpful", "--rows",

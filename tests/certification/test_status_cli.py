@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from scipy.stats import beta
+
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.recipe.checker import load_recipe
 from introspection_cli.statistics import rows_to_reach
+from tests.certification.test_power import oracle_plan
 from tests.conftest import REPO, run_cli
 from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
@@ -61,7 +66,15 @@ def test_counts_table_gate_and_fingerprint(tmp_path: Path) -> None:
     assert judge["dev"] is None
     floor = rows_to_reach(0.8)
     assert judge["plan"]["perfect"] == {"pass": floor - 1, "fail": floor - 1}  # 15 and 15
-    assert judge["plan"]["at_dev"] == {"pass": None, "fail": None}
+    # No dev figures: the plan with power assumes 0.90 for both classes (142 test rows of
+    # each for an 80% chance of a certificate: tests/certification/test_power.py).
+    power = judge["plan"]["power"]
+    assert power["assumed"] == ["pass", "fail"]
+    assert {label: (c["rate"], c["rows"], c["more"]) for label, c in power["classes"].items()} \
+        == {"pass": (0.9, 142, 141), "fail": (0.9, 142, 141)}
+    # Half the split rows are in test; a third of the labels are fail: 141 more fail rows
+    # take 141 / (0.5 * 1/3) = 846 labels, of which 423 reach test.
+    assert (power["test_share"], power["labels"], power["reach_test"]) == (0.5, 846, 423)
 
 
 def test_an_ungated_judge_has_no_gate_misses(tmp_path: Path) -> None:
@@ -77,7 +90,7 @@ def test_dev_figures_from_the_ledger_drive_the_plan(tmp_path: Path,
     rows = [fixture_row(f"d{i}", f"refund {i} VERDICT:{'fail' if i == 0 else 'pass'}",
                         expected="pass", split="dev") for i in range(10)]
     rows += [fixture_row(f"f{i}", f"refund {i} VERDICT:fail", expected="fail", split="dev")
-             for i in range(4)]
+             for i in range(30)]
     rows += [fixture_row(f"t{i}", f"refund {i} VERDICT:pass", expected="pass", split="test")
              for i in range(5)]
     root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, rows)})
@@ -89,11 +102,22 @@ def test_dev_figures_from_the_ledger_drive_the_plan(tmp_path: Path,
     assert code == 0 and len(stub.requests) == requests  # no model call
     dev = payload["judges"][0]["dev"]
     assert dev["tpr"]["value"] == 0.9 and dev["tpr"]["n"] == 10
-    assert dev["tnr"]["value"] == 1.0 and dev["tnr"]["n"] == 4
-    assert (dev["evaluated"], dev["labelled"]) == (14, 14)
-    plan = payload["judges"][0]["plan"]
-    assert plan["at_dev"] == {"pass": rows_to_reach(0.8, 0.9) - 5,  # 62 - 5 test pass rows
-                              "fail": rows_to_reach(0.8, 1.0)}  # 16, no test fail row yet
+    assert dev["tnr"]["value"] == 1.0 and dev["tnr"]["n"] == 30
+    assert (dev["evaluated"], dev["labelled"]) == (40, 40)
+    # The plan is made at the dev rates shrunk to their Beta(1/2, 1/2) posterior's 20th
+    # percentile: 9 of 10 is 0.788 then, so the bar is out of reach for pass until more dev
+    # rows say better; 30 of 30 is 0.973, for which scipy's binomial says how many rows.
+    power = payload["judges"][0]["plan"]["power"]
+    assert power["classes"]["pass"]["rate"] == pytest.approx(beta.ppf(0.2, 9.5, 1.5))
+    assert power["classes"]["pass"]["rows"] is None
+    assert payload["judges"][0]["plan"]["never"] == ["pass"]
+    tnr = float(beta.ppf(0.2, 30.5, 0.5))
+    assert power["classes"]["fail"]["rate"] == pytest.approx(tnr)
+    assert power["classes"]["fail"]["rows"] == oracle_plan(tnr, 0.8, math.sqrt(0.8), 600)
+    assert power["classes"]["fail"]["more"] == power["classes"]["fail"]["rows"]  # none in test
+    assert power["assumed"] == [] and power["labels"] is None  # pass is out of reach
+    text = run_cli(["judges", "status", str(root)], env={"INTROSPECTION_CACHE_DIR": str(cache)})
+    assert "pass: out of reach at 0.788 (dev TPR 0.900 over 10 rows, shrunk)" in text.stdout
     assert payload["judges"][0]["test_fingerprints_seen"] == 0  # eval held test out
     # A new rubric has no dev figures until it is evaluated: status never calls the model.
     judge_file = root / "judges" / "billing.yaml"
@@ -114,7 +138,12 @@ def test_test_exposure_counts_fingerprints(tmp_path: Path, stub: StubModelServer
     _, payload, _ = status(root, cache)
     assert payload["judges"][0]["test_fingerprints_seen"] == 2
     text = run_cli(["judges", "status", str(root)], env=env).stdout
-    assert "evaluated under 2 judge version(s) on this machine (its figures are optimistic" in text
+    assert ("exposure    2 look(s) at the rows now in test by 2 procedure(s), 2 judge "
+            "version(s): not clean: 2 procedures") in text
+    assert "(its test figures are optimistic: label fresh test rows)" in text
+    exposure = payload["judges"][0]["exposure"]
+    assert exposure == {"procedures": 2, "looks": 2, "moved": [], "relabelled": [],
+                        "rerolled": False, "clean": False}
 
 
 def test_certificate_states(tmp_path: Path, stub: StubModelServer) -> None:

@@ -158,3 +158,82 @@ def test_a_stored_verdict_is_read_back_as_validate_verdict_reads_it(verdict: str
                                                                     reasoning: object) -> None:
     assert stored_verdict(verdict, reasoning) == validate_verdict(
         {"verdict": verdict, "reasoning": reasoning})
+
+
+# --- token usage per entry ------------------------------------------------------------------
+
+#: The verdicts table as caches written before token usage was kept have it.
+_OLD_SCHEMA = """
+CREATE TABLE verdicts (key TEXT PRIMARY KEY, verdict TEXT NOT NULL, reasoning TEXT NOT NULL,
+                       created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));
+CREATE TABLE prompts (memo TEXT PRIMARY KEY, key TEXT NOT NULL);
+INSERT INTO verdicts (key, verdict, reasoning) VALUES ('old', 'pass', 'from before');
+INSERT INTO prompts (memo, key) VALUES ('old-memo', 'old');
+"""
+
+
+def _old_cache(directory: Path) -> None:
+    import sqlite3
+
+    directory.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(directory / "verdicts.sqlite3") as db:
+        db.executescript(_OLD_SCHEMA)
+
+
+def test_an_entry_keeps_the_tokens_its_reply_used(tmp_path: Path) -> None:
+    """A cached row's tokens come from the cache: what the reply used when it was paid for."""
+    from introspection_cli.evaluation.outcomes import Tokens
+
+    spent = Tokens(1200, 80, 1024, 0)
+    with VerdictCache(tmp_path) as cache:
+        cache.put("k", ParsedVerdict("pass", "because", spent), "memo-k")
+    with VerdictCache(tmp_path) as reopened:
+        assert reopened.get("k") == ParsedVerdict("pass", "because")
+        assert reopened.get_many(["k"])["k"].tokens == spent
+        assert reopened.get_memos(["memo-k"])["memo-k"][1].tokens == spent
+    # A run that reports no tokens does not pay to read them: the verdict alone.
+    with VerdictCache(tmp_path, read_tokens=False) as verdicts_only:
+        assert verdicts_only.get_many(["k"])["k"] == ParsedVerdict("pass", "because")
+        assert verdicts_only.get_many(["k"])["k"].tokens is None
+        assert verdicts_only.get_memos(["memo-k"])["memo-k"][1].tokens is None
+
+
+def test_an_entry_from_an_older_cache_has_unknown_tokens_not_zero(tmp_path: Path) -> None:
+    _old_cache(tmp_path)
+    from introspection_cli.evaluation.outcomes import Tokens
+
+    with VerdictCache(tmp_path) as cache:  # opening adds the columns; old entries stay
+        old = cache.get("old")
+        assert old == ParsedVerdict("pass", "from before") and old.tokens is None
+        assert cache.get_memos(["old-memo"])["old-memo"][1].tokens is None
+        cache.put("new", ParsedVerdict("fail", "now", Tokens(10, 2, 0, 0)))
+    with VerdictCache(tmp_path) as cache:
+        assert cache.get_many(["new"])["new"].tokens == Tokens(10, 2, 0, 0)
+        assert cache.get("old") is not None and cache.get("old").tokens is None  # type: ignore[union-attr]
+
+
+def test_a_read_only_older_cache_is_read_with_unknown_tokens(tmp_path: Path) -> None:
+    """A cache from before token usage that this process may not write (so no columns can be
+    added) is still read, its tokens unknown. Run in a child that obeys file modes."""
+    import subprocess
+    import sys
+
+    from tests.hostile.harness import drop_dac
+
+    _old_cache(tmp_path)
+    database = tmp_path / "verdicts.sqlite3"
+    database.chmod(0o444)
+    tmp_path.chmod(0o555)
+    code = ("import sys; from pathlib import Path; "
+            "from introspection_cli.evaluation.cache import VerdictCache; "
+            "cache = VerdictCache(Path(sys.argv[1])); "
+            "old = cache.get_many(['old'])['old']; "
+            "print(cache.readable, cache.writable, old.verdict, old.tokens)")
+    try:
+        child = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                               text=True, preexec_fn=drop_dac, check=False)
+    finally:
+        tmp_path.chmod(0o755)
+        database.chmod(0o644)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["True", "False", "pass", "None"]

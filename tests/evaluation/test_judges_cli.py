@@ -51,7 +51,7 @@ def test_json_report_matches_schema_and_no_secret_leaks(tmp_path: Path,
     jsonschema.validate(report, load_report_schema())
     (judge,) = report["judges"]
     assert [row["outcome"] for row in judge["rows"]] == ["pass", "fail", "gated"]
-    assert judge["splits"]["all"]["agreement"]["value"] == 1.0
+    assert judge["splits"]["scored"]["agreement"]["value"] == 1.0
     assert report["usage"]["requests"] == 2
     cache_bytes = b"".join(p.read_bytes() for p in (tmp_path / "cache").iterdir())
     assert SENTINEL_KEY.encode() not in cache_bytes

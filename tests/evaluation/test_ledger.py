@@ -1,8 +1,8 @@
-"""The evaluation ledger: exposure of test rows, recorded outcomes, and that it never blocks."""
+"""The evaluation ledger: recorded outcomes (dev figures, the exposure file's migration), and
+that it never blocks."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
@@ -32,21 +32,21 @@ def test_rows_are_recorded_per_fingerprint_and_errors_are_not(tmp_path: Path) ->
     ledger = open_ledger(tmp_path)
     assert record_run(ledger, _run(FP_A, TEST_ROWS)) == []
     assert ledger.outcomes("billing", FP_A) == {"c1": "pass"}
-    assert ledger.fingerprints_seen("billing", {"c1", "c2"}) == {FP_A}
-    assert ledger.fingerprints_seen("billing", {"c2"}) == set()
-    assert ledger.fingerprints_seen("other-judge", {"c1"}) == set()
+    ((cid, outcome, _),) = ledger.test_evaluations("billing")[FP_A]
+    assert (cid, outcome) == ("c1", "pass")  # the error row is not an evaluation
+    assert ledger.test_evaluations("other-judge") == {}
     ledger.close()
 
 
-def test_a_second_fingerprint_on_the_test_rows_warns_that_they_are_optimistic(
+def test_test_evaluations_are_the_rows_evaluated_while_in_test_per_fingerprint(
         tmp_path: Path) -> None:
     ledger = open_ledger(tmp_path)
     record_run(ledger, _run(FP_A, TEST_ROWS))
-    assert record_run(ledger, _run(FP_A, TEST_ROWS)) == []  # the same version again: fine
-    (warning,) = record_run(ledger, _run(FP_B, TEST_ROWS))
-    assert warning.startswith("judge billing: its test rows have now been evaluated under 2 "
-                              "different judge versions")
-    assert "optimistic" in warning and "fresh test rows" in warning
+    record_run(ledger, _run(FP_B, (RowOutcome(1, "c1", "test", "pass", "fail"),
+                                   RowOutcome(3, "c3", "dev", "pass", "pass"))))
+    found = {fp: [(cid, outcome) for cid, outcome, _ in rows]
+             for fp, rows in ledger.test_evaluations("billing").items()}
+    assert found == {FP_A: [("c1", "pass")], FP_B: [("c1", "fail")]}
     ledger.close()
 
 
@@ -78,15 +78,7 @@ def test_a_row_recorded_twice_in_one_call_keeps_its_last_outcome(tmp_path: Path)
     ledger.record("billing", FP_A, [EvaluatedRow("c1", "dev", "pass"),
                                     EvaluatedRow("c1", "test", "fail")])
     assert ledger.outcomes("billing", FP_A) == {"c1": "fail"}
-    assert ledger.fingerprints_seen("billing", {"c1"}) == {FP_A}
-    ledger.close()
-
-
-def test_a_row_tuned_against_in_dev_and_moved_to_test_counts_as_exposed(tmp_path: Path) -> None:
-    ledger = open_ledger(tmp_path)
-    record_run(ledger, _run(FP_A, (RowOutcome(1, "c1", "dev", "pass", "pass"),)))
-    (warning,) = record_run(ledger, _run(FP_B, (RowOutcome(1, "c1", "test", "pass", "pass"),)))
-    assert "under 2 different judge versions" in warning
+    assert list(ledger.test_evaluations("billing")) == [FP_A]
     ledger.close()
 
 
@@ -104,7 +96,7 @@ def test_a_corrupt_ledger_is_moved_aside_with_a_warning_and_a_fresh_one_started(
 def test_a_corrupt_ledger_read_only_is_a_warning_and_no_data(tmp_path: Path) -> None:
     (tmp_path / LEDGER_FILE).write_bytes(b"garbage" * 500)
     ledger = open_ledger(tmp_path)
-    assert ledger.fingerprints_seen("billing", {"c1"}) == set()
+    assert ledger.test_evaluations("billing") == {}
     assert any("corrupt" in warning for warning in ledger.warnings)
 
 
@@ -113,7 +105,7 @@ def test_a_ledger_directory_that_cannot_be_made_warns_and_never_raises(tmp_path:
     ledger = open_ledger(tmp_path / "file" / "cache")
     (warning,) = record_run(ledger, _run(FP_A, TEST_ROWS))
     assert "could not record" in warning
-    assert ledger.fingerprints_seen("billing", {"c1"}) == set()
+    assert ledger.test_evaluations("billing") == {}
 
 
 def test_a_ledger_path_that_is_a_directory_warns_and_never_raises(tmp_path: Path) -> None:
@@ -121,7 +113,7 @@ def test_a_ledger_path_that_is_a_directory_warns_and_never_raises(tmp_path: Path
     ledger = open_ledger(tmp_path)
     warnings = record_run(ledger, _run(FP_A, TEST_ROWS))
     assert len(warnings) == 1 and "evaluation ledger" in warnings[0]
-    assert ledger.fingerprints_seen("billing", {"c1"}) == set()
+    assert ledger.test_evaluations("billing") == {}
 
 
 def test_a_ledger_locked_by_another_writer_warns_within_seconds(tmp_path: Path) -> None:
@@ -139,27 +131,6 @@ def test_a_ledger_locked_by_another_writer_warns_within_seconds(tmp_path: Path) 
         holder.close()
 
 
-def test_eval_records_the_run_and_warns_on_the_second_rubric(tmp_path: Path,
-                                                               stub: StubModelServer) -> None:
-    rows = [fixture_row("conv_t", "refund VERDICT:pass", expected="pass", split="test"),
-            fixture_row("conv_d", "refund VERDICT:pass", expected="pass", split="dev")]
-    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, rows)})
-    env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")}
-    first = run_cli(["judges", "eval", str(root), "--split", "test"], env=env)
-    assert first.returncode == 0, first.stderr
-    assert "optimistic" not in first.stderr
-    default = run_cli(["judges", "eval", str(root)], env=env)  # test held out: not exposed
-    assert default.returncode == 0 and "optimistic" not in default.stderr
-    judge_file = root / "judges" / "billing.yaml"
-    judge_file.write_text(judge_file.read_text().replace("billing request", "refund request"))
-    second = run_cli(["judges", "eval", str(root), "--split", "test", "--format", "json"],
-                     env=env)
-    assert second.returncode == 0, second.stderr  # a warning, not a failure
-    assert ("warning: judge billing: its test rows have now been evaluated under 2 "
-            "different judge versions") in second.stderr
-    assert json.loads(second.stdout)["judges"][0]["splits"]["test"]["n"] == 1
-
-
 def test_eval_with_a_corrupt_ledger_still_succeeds(tmp_path: Path, stub: StubModelServer) -> None:
     rows = [fixture_row("conv_d", "refund VERDICT:pass", expected="pass", split="dev")]
     root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, rows)})
@@ -169,15 +140,3 @@ def test_eval_with_a_corrupt_ledger_still_succeeds(tmp_path: Path, stub: StubMod
     result = run_cli(["judges", "eval", str(root)], env={"INTROSPECTION_CACHE_DIR": str(cache)})
     assert result.returncode == 0, result.stderr
     assert "warning: the evaluation ledger" in result.stderr and "moved aside" in result.stderr
-
-
-def test_fingerprints_seen_counts_only_the_versions_that_saw_a_wanted_row(
-        tmp_path: Path) -> None:
-    ledger = open_ledger(tmp_path)
-    ledger.record("billing", FP_A, [EvaluatedRow(f"c{i}", "dev", "pass") for i in range(50)])
-    ledger.record("billing", FP_B, [EvaluatedRow("c49", "test", "fail")])
-    ledger.record("other-judge", FP_B, [EvaluatedRow("c1", "test", "fail")])
-    assert ledger.fingerprints_seen("billing", {"c49"}) == {FP_A, FP_B}
-    assert ledger.fingerprints_seen("billing", ["c1", "c1"]) == {FP_A}
-    assert ledger.fingerprints_seen("billing", {"c50"}) == set()
-    ledger.close()

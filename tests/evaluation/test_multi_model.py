@@ -126,7 +126,7 @@ def test_each_model_runs_the_same_rows_and_is_compared_with_the_first(
     assert code == 0
     # The error reply is never cached: only CHEAP's row 10 is asked again.
     assert [(r.body["model"]) for r in scripted.requests] == ["claude-cheap"]
-    assert "models compared on split all" in out
+    assert "models compared on split scored" in out
     table = {line.split()[0]: line.split() for line in out.splitlines()
              if line.strip().startswith(("openai/", "anthropic/"))}
     assert table["openai/gpt-ref"][1:4] == ["10", "0", "0.900"]
@@ -224,3 +224,77 @@ def test_a_price_table_costs_each_model_and_the_table_tells_them_apart(
     assert table["openai/gpt-ref"][-2] == "$0.0040"
     assert table["anthropic/claude-cheap"][-2] == f"${cheap['cost']:.4f}" != "$0.0040"
     assert table["openai/other-cheap"][-2] == "—"
+
+
+def _priced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["gpt-ref"]\ninput = 2.0\ncached_input = 0.5\noutput = 10.0\n'
+                      '["claude-cheap"]\ninput = 0.8\ncached_input = 0.08\noutput = 4.0\n',
+                      encoding="utf-8")
+    monkeypatch.setenv("INTROSPECTION_PRICES", str(prices))
+
+
+def _models_of(out: str) -> list[dict[str, Any]]:
+    models: list[dict[str, Any]] = json.loads(out)["judges"][0]["model_comparison"]["models"]
+    return models
+
+
+def test_a_warm_cache_costs_what_the_rows_need_and_spends_nothing(
+        scripted: StubModelServer, recipe: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The audit's case: on a warm cache every model showed 0/0 tokens and $0.0000, so models
+    could not be compared by cost. cost is the price of the tokens the rows need, from the
+    cache or not; spent is what this run paid."""
+    _priced(tmp_path, monkeypatch)
+    args = ["judges", "eval", str(recipe), "--format", "json", *MODELS, "--max-error-rate", "0.2"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    cold = _models_of(out)
+    # The stub reports 100 input and 20 output tokens a call: 10 calls for the first model.
+    assert (cold[0]["input_tokens"], cold[0]["output_tokens"]) == (1000, 200)
+    assert cold[0]["cost"] == cold[0]["spent"] == pytest.approx((1000 * 2.0 + 200 * 10.0) / 1e6)
+    assert cold[2]["cost"] is None and cold[2]["spent"] is None  # no price for other-cheap
+    assert all(model["unknown_token_rows"] == 0 for model in cold)
+
+    scripted.requests.clear()
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert [r.body["model"] for r in scripted.requests] == ["claude-cheap"]  # its error row
+    warm = _models_of(out)
+    first = warm[0]
+    assert (first["input_tokens"], first["output_tokens"]) == (1000, 200)  # not 0/0
+    assert first["cost"] == pytest.approx(cold[0]["cost"])
+    assert first["spent"] == 0.0
+    # claude-cheap: its error row was asked again (100 + 20 tokens spent), the rest cached.
+    assert warm[1]["spent"] == pytest.approx((100 * 0.8 + 20 * 4.0) / 1e6)
+    assert warm[1]["cost"] == pytest.approx(cold[1]["cost"])
+
+    code, out, err = run_cli(args[:3] + args[5:], capsys)  # the text report
+    assert code == 0, err
+    assert "cost: their price; spent: what this run paid" in out
+    line, = (text for text in out.splitlines() if text.strip().startswith("openai/gpt-ref"))
+    assert "1000/200" in line and "$0.0040" in line and "$0.0000" in line
+
+
+def test_rows_cached_before_tokens_were_kept_say_unknown_not_zero(
+        scripted: StubModelServer, recipe: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    _priced(tmp_path, monkeypatch)
+    args = ["judges", "eval", str(recipe), "--format", "json", *MODELS, "--max-error-rate", "0.2"]
+    assert run_cli(args, capsys)[0] == 0
+    # What a cache written by an earlier introspection holds: verdicts without token counts.
+    with sqlite3.connect(tmp_path / "cache" / "verdicts.sqlite3") as db:
+        db.execute("UPDATE verdicts SET input_tokens = NULL, output_tokens = NULL, "
+                   "cached_input_tokens = NULL, cache_write_tokens = NULL")
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    first = _models_of(out)[0]
+    assert first["unknown_token_rows"] == 10
+    assert (first["input_tokens"], first["output_tokens"], first["cost"]) == (None, None, None)
+    assert first["spent"] == 0.0
+    code, out, err = run_cli(args[:3] + args[5:], capsys)
+    line, = (text for text in out.splitlines() if text.strip().startswith("openai/gpt-ref"))
+    assert line.split()[-4:-1] == ["unknown", "unknown", "$0.0000"]
+    assert "0/0" not in line

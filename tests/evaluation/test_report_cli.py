@@ -56,16 +56,18 @@ def test_real_json_report_matches_the_schema_and_the_spec(
     # Each row names the conversation text it judged (judges label --review relies on it).
     assert {row["conversation_id"]: row["snapshot_hash"] for row in judge["rows"]} == {
         row["source"]["conversation_id"]: row["snapshot_hash"] for row in ROWS}
-    everything = judge["splits"]["all"]
-    # 4 rows = 2 judged + 1 gated + 1 error; the error is not scored: 2 of 3 agree.
+    everything = judge["splits"]["scored"]
+    # 4 rows = 2 judged + 1 gated + 1 error. Applicable agreement: 1 of the 2 rows labelled
+    # pass or fail (the error is not scored); the gated row is na_agreement's, 1 of 1.
     assert (everything["n"], everything["judged"], everything["gated"],
             everything["errors"]) == (4, 2, 1, 1)
-    assert everything["agreement"]["value"] == pytest.approx(2 / 3)
+    assert everything["agreement"]["value"] == pytest.approx(1 / 2)
+    assert everything["na_agreement"]["value"] == 1.0
     assert judge["splits"]["train"]["n"] == 0 and judge["splits"]["train"]["agreement"] is None
     assert judge["fingerprint"].startswith("sha256:")
     assert [(gate["statistic"], gate["met"]) for gate in report["gates"]] == [
         ("error_rate", True), ("judged", True)]
-    assert report["report_version"] == 2 and report["git"] is None  # tmp_path: no git
+    assert report["report_version"] == 3 and report["git"] is None  # tmp_path: no git
     assert SENTINEL_KEY not in out
 
 
@@ -108,10 +110,11 @@ def test_real_baseline_run_shows_changes_and_thresholds_fail(
     assert code == 1
     assert "### Compared with baseline" in out
     assert "| conv_miss | pass | pass | fail |" in out
-    assert "0 now agree, 1 no longer agree; McNemar mid-p = 0.5 (could be chance)" in out
-    assert "❌ agreement lower bound on split all ≥ 0.9: 0.208, MISSED" in out
-    assert ("judge billing: agreement on split all is 0.667 with 95% interval 0.208–0.939; "
-            "its lower bound 0.208 is below --min-agreement 0.9") in err
+    assert ("0 now agree, 1 no longer agree; McNemar mid-p = 0.5, Holm-adjusted 1 (could be "
+            "chance)") in out
+    assert "❌ agreement lower bound on split scored ≥ 0.9: 0.095, MISSED" in out
+    assert ("judge billing: agreement on split scored is 0.500 with 95% interval 0.095–0.905; "
+            "its lower bound 0.095 is below --min-agreement 0.9") in err
 
 
 def test_broken_baseline_exits_1_with_the_file_named(
@@ -142,9 +145,9 @@ def test_junit_file_names_the_missed_gate_as_the_exit_code_does(
     (suite,) = xml
     failed = {case.name: [r.message for r in case.result if isinstance(r, junitparser.Failure)]
               for case in suite}
-    assert failed == {"judge billing": [], "agreement lower bound ≥ 0.9 on split all": [
-        "agreement lower bound on split all ≥ 0.9: 0.208, MISSED"],
-        "error rate ≤ 0.3 on split all": []}
+    assert failed == {"judge billing": [], "agreement lower bound ≥ 0.9 on split scored": [
+        "agreement lower bound on split scored ≥ 0.9: 0.095, MISSED"],
+        "error rate ≤ 0.3 on split scored": []}
     # The same file for two flags is refused before any model call.
     stub.requests.clear()
     code, _, err = run_cli(["judges", "eval", str(recipe), "--junit", str(junit),

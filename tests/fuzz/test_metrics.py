@@ -52,27 +52,29 @@ def assert_invariants(stats: SplitStats, rows: list[RowOutcome]) -> None:
             assert stats.confusion[expected][outcome] == sum(
                 r.expected == expected and r.outcome == outcome for r in rows)
     scored = [r for r in rows if r.outcome != "error"]
-    agreeing = sum(r.outcome == r.expected or (r.outcome, r.expected) == ("gated", "not_applicable")
-                   for r in scored)
-    assert_interval(stats.agreement, agreeing, len(scored))
+    applicable = [r for r in scored if r.expected != "not_applicable"]
+    labelled_na = [r for r in scored if r.expected == "not_applicable"]
+    assert_interval(stats.agreement, sum(r.outcome == r.expected for r in applicable),
+                    len(applicable))
+    assert_interval(stats.na_agreement, sum(r.outcome in ("not_applicable", "gated")
+                                            for r in labelled_na), len(labelled_na))
     for label, rate in (("pass", stats.tpr), ("fail", stats.tnr)):
         labelled = [r for r in scored if r.expected == label]
         assert_interval(rate, sum(r.outcome == label for r in labelled), len(labelled))
+    judged = [r for r in rows if r.outcome in VERDICTS]
     if stats.kappa is None:
-        # Undefined only without data or when both sides used one single class.
-        classes = {r.expected for r in scored} | {
-            "not_applicable" if r.outcome == "gated" else r.outcome for r in scored}
-        assert len(classes) <= 1
+        # Undefined only without judged rows or when both sides used one single class.
+        assert len({r.expected for r in judged} | {r.outcome for r in judged}) <= 1
     else:
         assert -1.0 <= stats.kappa <= 1.0
-        assert (stats.kappa == 1.0) == (agreeing == len(scored))
+        assert (stats.kappa == 1.0) == all(r.outcome == r.expected for r in judged)
 
 
 @given(row_sets())
 def test_every_split_keeps_the_report_invariants(rows: list[RowOutcome]) -> None:
     by_split = stats_by_split(rows)
     for name, stats in by_split.items():
-        members = [r for r in rows if name == "all"
+        members = [r for r in rows if name == "scored"
                    or (r.split if r.split is not None else "unsplit") == name]
         assert_invariants(stats, members)
         document = json.loads(json.dumps(stats.as_json(), allow_nan=False))

@@ -50,7 +50,7 @@ def run_cli_measured(args: list[str], cwd: Path, *, honour_permissions: bool = F
                      stdin_bytes: bytes = b"") -> Outcome:
     """Run ``python -m introspection_cli ARGS`` in ``cwd``; kill it at :data:`TIME_CEILING_S`.
 
-    ``honour_permissions`` makes a root child obey file modes (see :func:`_drop_dac`).
+    ``honour_permissions`` makes a root child obey file modes (see :func:`drop_dac`).
     A child still running at the ceiling is killed and reported with returncode -9.
     The child reads ``stdin_bytes`` on stdin.
     """
@@ -113,10 +113,10 @@ def _limits() -> None:
 
 def _limits_and_dac_drop() -> None:
     _limits()
-    _drop_dac()
+    drop_dac()
 
 
-def _drop_dac() -> None:
+def drop_dac() -> None:
     """Make a root child obey file permission bits.
 
     Running the child as ``nobody`` does not work here: the interpreter lives

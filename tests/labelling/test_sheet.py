@@ -109,3 +109,63 @@ def test_cells_a_spreadsheet_would_run_as_formulas_are_quoted(tmp_path: Path, cl
     _write_sheet(sheet, records)
     assert cli(["judges", "label", str(recipe), "--from", str(sheet)]).returncode == 0
     assert json.loads(calibration(recipe).read_text())["expected"] == "fail"
+
+
+def test_formula_escaping_is_injective_and_reversed_on_import(tmp_path: Path, cli: Cli) -> None:
+    ids = ["=1+1", "'=1+1", "''=1+1", "'plain", "plain"]
+    recipe = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [row(i) for i in ids])})
+    sheet = tmp_path / "s.csv"
+    assert cli(["judges", "label", str(recipe), "--to-csv", str(sheet)]).returncode == 0
+    records = _sheet(sheet)
+    cells = [r["conversation_id"] for r in records]
+    assert cells == ["'=1+1", "''=1+1", "'''=1+1", "''plain", "plain"]
+    assert len(set(cells)) == len(ids)
+    for record, label in zip(records, ["pass", "fail", "not_applicable", "fail", "pass"],
+                             strict=True):
+        record["expected"] = label
+    _write_sheet(sheet, records)
+    result = cli(["judges", "label", str(recipe), "--from", str(sheet)])
+    assert result.returncode == 0, result.stderr
+    assert [(r["judge_input"]["conversation_id"], r["expected"])
+            for r in rows_of(calibration(recipe))] == [
+        ("=1+1", "pass"), ("'=1+1", "fail"), ("''=1+1", "not_applicable"),
+        ("'plain", "fail"), ("plain", "pass")]
+
+
+def test_a_repeated_header_column_is_an_error_naming_it(tmp_path: Path, cli: Cli) -> None:
+    recipe = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [row("c1"), row("c2")])})
+    before = calibration(recipe).read_bytes()
+    sheet = tmp_path / "s.csv"
+    for header, named in (("conversation_id,expected,conversation_id", "conversation_id"),
+                          ("conversation_id,expected, expected", "expected"),
+                          ("split,conversation_id,expected,split", "split")):
+        sheet.write_text(f"{header}\r\nc1,pass,c2\r\n", encoding="utf-8")
+        result = cli(["judges", "label", str(recipe), "--from", str(sheet)])
+        assert result.returncode == 2, (header, result.stderr)
+        assert f"column {named} appears more than once" in result.stderr, result.stderr
+        assert calibration(recipe).read_bytes() == before
+
+
+def test_a_cell_over_the_csv_limit_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
+    recipe = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [row("c1")])})
+    sheet = tmp_path / "s.csv"
+    sheet.write_text("conversation_id,expected,note\r\nc1,pass,ok\r\nc1,pass,"
+                     + "x" * 131_073 + "\r\n", encoding="utf-8")
+    result = cli(["judges", "label", str(recipe), "--from", str(sheet)])
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"--from {sheet} row 3: a cell holds more than 131,072 characters" in result.stderr
+    assert rows_of(calibration(recipe))[0]["expected"] is None
+
+
+def test_a_sheet_over_64_mib_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
+    recipe = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, [row("c1")])})
+    sheet = tmp_path / "s.csv"
+    with sheet.open("wb") as handle:
+        handle.write(b"conversation_id,expected\r\n")
+        for _ in range(100):
+            handle.write((b"c1,pass," + b"y" * 1000 + b"\r\n") * 1000)  # 100 MB of rows
+    result = cli(["judges", "label", str(recipe), "--from", str(sheet)])
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"--from {sheet} is larger than 64 MiB" in result.stderr

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from introspection_cli.errors import DataError, ExitCode, UsageError
-from introspection_cli.evaluation.outcomes import SPLITS, EvalRun, JudgeRun, RowOutcome
+from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from introspection_cli.reporting.baseline import compare_with_baseline, load_baseline
 from introspection_cli.reporting.formats import render_report
+from introspection_cli.reporting.metrics import REPORT_SPLITS
 from introspection_cli.reporting.model import build_report, write_report
 from introspection_cli.reporting.render_markdown import render_markdown
 from introspection_cli.reporting.render_text import render_comparison_text
@@ -39,15 +40,16 @@ def as_version_1(report: dict[str, Any]) -> dict[str, Any]:
     """The same report as the first published layout wrote it (no provenance, fingerprint,
     precision, gates or batch count; every split evaluated)."""
     old = {key: value for key, value in report.items()
-           if key not in ("tool_version", "created_at", "git", "gates")}
+           if key not in ("tool_version", "created_at", "git", "gates", "samples")}
     old["report_version"] = 1
     old["usage"] = {key: value for key, value in report["usage"].items()
                     if key in ("requests", "cached", "input_tokens", "output_tokens")}
     old["judges"] = [{key: value for key, value in judge.items() if key != "fingerprint"}
                      for judge in report["judges"]]
     for judge in old["judges"]:
-        judge["splits"] = {split: {k: v for k, v in stats.items() if k != "precision"}
-                           for split, stats in judge["splits"].items()}
+        judge["splits"] = {split: {k: v for k, v in stats.items()
+                                   if k not in ("precision", "na_agreement")}
+                           for split, stats in judge["splits"].items() if split != "scored"}
     return old
 
 
@@ -85,7 +87,7 @@ def test_directory_as_baseline_is_a_usage_error(tmp_path: Path) -> None:
     (b"{\"report_version\": 1,", "not valid JSON"),
     (b"[1, 2]", "not an eval report"),
     (b"{\"diagnostics\": []}", "not an eval report"),
-    (b"{\"report_version\": 3}", "report_version 3; this introspection reads versions 1 and 2"),
+    (b"{\"report_version\": 4}", "report_version 4; this introspection reads versions 1, 2 and 3"),
     (b"{\"report_version\": true}", "report_version true"),
     (b"{\"report_version\": 1, \"recipe\": \"r\", \"judges\": [], \"usage\": "
      b"{\"requests\": NaN, \"cached\": 0, \"input_tokens\": 0, \"output_tokens\": 0}}",
@@ -117,16 +119,18 @@ def test_schema_error_names_the_json_path(tmp_path: Path) -> None:
 def test_deltas_per_split() -> None:
     comparison = compare_with_baseline(make_report(AFTER), make_report(BEFORE))
     (judge,) = comparison.judges
-    assert [split.split for split in judge.splits] == list(SPLITS)
+    assert [split.split for split in judge.splits] == list(REPORT_SPLITS)
     dev = judge.splits[1]
-    assert (dev.n_before, dev.n_after) == (8, 8)
+    # c1..c7 are in both reports; "gone" only in the baseline, "new" only in this run.
+    assert (dev.paired, dev.only_in_baseline, dev.only_in_current) == (7, 1, 1)
     agreement = dev.statistics[0]
-    # before: 7 scored (c6 error), agreeing c1 c3 c7 gone = 4/7.
-    # after: 8 scored, agreeing c1 c2 c3 c4 c5 new = 6/8.
+    # Applicable agreement over the paired rows labelled pass or fail. Before: 5 scored
+    # (c6 an error, c5 labelled not_applicable), agreeing c1 c3 c7 = 3/5.
+    # After: 6 scored, agreeing c1 c2 c3 c4 = 4/6.
     assert agreement.statistic == "agreement"
-    assert agreement.before == pytest.approx(4 / 7)
-    assert agreement.after == pytest.approx(6 / 8)
-    assert agreement.delta == pytest.approx(6 / 8 - 4 / 7)
+    assert agreement.before == pytest.approx(3 / 5)
+    assert agreement.after == pytest.approx(4 / 6)
+    assert agreement.delta == pytest.approx(4 / 6 - 3 / 5)
     train = judge.splits[0]
     assert all(delta.before is None and delta.after is None and delta.delta is None
                for delta in train.statistics)
@@ -178,11 +182,13 @@ def test_comparison_text_shows_deltas_changed_rows_and_p_value() -> None:
     text = render_comparison_text(comparison, color=False)
     assert "judge billing (model openai/gpt-a → openai/gpt-b)" in text
     dev, = (line for line in text.splitlines() if line.split()[:1] == ["dev"])
-    assert "8 → 8" in dev and "0.571 → 0.750 (+0.179)" in dev
+    assert dev.split()[1] == "7" and "0.600 → 0.667 (+0.067)" in dev
     assert ("all paired rows: 5 paired, 3 now agree, 0 no longer agree; McNemar mid-p = "
-            "0.125 (could be chance); change +0.600 (95% interval") in text
+            "0.125, Holm-adjusted 0.375 (could be chance); change +0.600 (95% interval") in text
     assert "line 7 c7: expected fail → pass, fail → fail" in text
-    assert "rows only in the baseline: 1; only in this run: 1" in text
+    assert ("rows not paired (2): 1 only in the baseline, 1 only in this run, 0 whose "
+            "conversation text changed") in text
+    assert "line 8 gone: only in the baseline (its line there)" in text
     assert "\x1b" not in text
 
 
@@ -193,7 +199,8 @@ def test_comparison_goes_into_text_and_markdown_reports() -> None:
     assert "compared with baseline" in text
     markdown = render_markdown(after, comparison=comparison)
     assert "### Compared with baseline" in markdown
-    assert "| dev | 8 → 8 | 0.571 → 0.750 (+0.179) |" in markdown
+    assert "| dev | 7 | 0.600 → 0.667 (+0.067) |" in markdown
+    assert "- line 8 new: only in this run" in markdown
     assert "| 2 | c2 | pass | fail | pass |" in markdown
     # The JSON report stays exactly SPEC §3.2: no comparison inside it.
     assert json.loads(render_report(after, "json", comparison=comparison)) == after
@@ -206,7 +213,7 @@ def test_significant_change_is_called_unlikely_to_be_chance() -> None:
     # 8 improved, 0 regressed: mid-p = 1 / 2^8 = 0.00390625.
     assert judge.mcnemar.p_value == pytest.approx(1 / 256)
     text = render_comparison_text(compare_with_baseline(make_report(after), make_report(before)))
-    assert "mid-p = 0.00391 (unlikely to be chance)" in text
+    assert "mid-p = 0.00391, Holm-adjusted 0.0117 (unlikely to be chance)" in text
 
 
 # --- version 1 baselines, per-class tests, the paired interval, split changes -----------
@@ -277,3 +284,116 @@ def test_a_held_out_split_compares_as_held_out() -> None:
     assert test.held_out == "in this run"
     assert all(delta.after is None for delta in test.statistics)
     assert "held out in this run" in render_comparison_text(compare_with_baseline(after, before))
+
+
+# --- paired deltas, unpaired rows, Holm ---------------------------------------------------
+
+def _agreeing(count: int, prefix: str, *, wrong: int = 0) -> dict[str, tuple[str, str]]:
+    """``count`` rows labelled pass, the first ``wrong`` of them judged fail."""
+    return {f"{prefix}{i}": ("pass", "fail" if i < wrong else "pass") for i in range(count)}
+
+
+def test_deltas_use_only_rows_present_in_both_reports() -> None:
+    """The audit's case: 23 rows in the baseline, the same 23 (same outcomes) and 12 new
+    ones now. The delta folded the new rows in (18/23 → 30/35, "23 → 35 … +0.075") while
+    the paired line said nothing changed. Over the rows in both reports nothing did."""
+    before = _agreeing(23, "c", wrong=5)
+    after = before | _agreeing(12, "new")
+    comparison = compare_with_baseline(make_report(after), make_report(before))
+    (judge,) = comparison.judges
+    dev = next(split for split in judge.splits if split.split == "dev")
+    assert (dev.paired, dev.only_in_baseline, dev.only_in_current) == (23, 0, 12)
+    agreement = dev.statistics[0]
+    assert agreement.statistic == "agreement"
+    assert agreement.before == agreement.after == pytest.approx(18 / 23)
+    assert agreement.delta == 0.0
+    assert (judge.only_in_baseline, judge.only_in_current) == (0, 12)
+    assert sorted(row.conversation_id for row in judge.unpaired) == sorted(
+        f"new{i}" for i in range(12))
+    assert all(row.where == "this run" for row in judge.unpaired)
+    text = render_comparison_text(comparison)
+    dev_line, = (line for line in text.splitlines() if line.split()[:1] == ["dev"])
+    assert "+0.075" not in text and "0.783 → 0.783 (+0.000)" in dev_line
+    assert dev_line.split()[1] == "23"
+    assert "all paired rows: 23 paired, 0 now agree, 0 no longer agree" in text
+    assert "rows not paired (12): 0 only in the baseline, 12 only in this run" in text
+    assert "line 24 new0: only in this run" in text
+
+
+def test_a_conversation_whose_text_changed_is_not_paired() -> None:
+    before, after = make_report(BEFORE), make_report(AFTER)
+    for report, digest in ((before, "1"), (after, "2")):
+        row = next(r for r in report["judges"][0]["rows"] if r["conversation_id"] == "c2")
+        row["snapshot_hash"] = "sha256:" + digest * 64
+    (judge,) = compare_with_baseline(after, before).judges
+    assert "c2" not in {row.conversation_id for row in judge.changed}
+    (changed_text,) = (row for row in judge.unpaired if row.conversation_id == "c2")
+    assert changed_text.where == "text changed"
+    # c2 was the improved pass row: without it, c4 and c5 remain improved.
+    assert (judge.mcnemar.paired, judge.mcnemar.improved) == (4, 2)
+    assert "line 2 c2: its conversation text changed (snapshot_hash differs)" in (
+        render_comparison_text(compare_with_baseline(after, before)))
+
+
+def test_the_three_paired_tests_are_holm_adjusted() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    (judge,) = compare_with_baseline(make_report(AFTER), make_report(BEFORE)).judges
+    raw = [test.p_value for test in judge.tests]
+    assert raw == pytest.approx([0.125, 0.5, 0.5])
+    assert [test.p_adjusted for test in judge.tests] == pytest.approx(
+        list(multipletests(raw, method="holm")[1]))
+    text = render_comparison_text(compare_with_baseline(make_report(AFTER),
+                                                        make_report(BEFORE)))
+    assert "McNemar mid-p = 0.125, Holm-adjusted 0.375 (could be chance)" in text
+
+
+def test_a_change_only_raw_p_calls_significant_is_called_chance_after_holm() -> None:
+    # 5 pass rows improved, none regressed: mid-p 1/32 = 0.031 on all rows and on the pass
+    # rows; no fail row, p 1. Holm: 3 · 0.031 = 0.094.
+    before = _agreeing(5, "c", wrong=5)
+    after = _agreeing(5, "c")
+    (judge,) = compare_with_baseline(make_report(after), make_report(before)).judges
+    overall = judge.mcnemar
+    assert overall.p_value == pytest.approx(1 / 32)
+    assert overall.p_adjusted == pytest.approx(3 / 32)
+    text = render_comparison_text(compare_with_baseline(make_report(after), make_report(before)))
+    assert "McNemar mid-p = 0.0312, Holm-adjusted 0.0938 (could be chance)" in text
+
+
+def test_a_change_interval_at_minus_or_plus_one_is_marked() -> None:
+    # One row, wrong before and right now: change +1.000, its interval reaches +1.
+    (judge,) = compare_with_baseline(make_report({"c": ("pass", "pass")}),
+                                     make_report({"c": ("pass", "fail")})).judges
+    assert judge.mcnemar.difference is not None and judge.mcnemar.difference.high == 1.0
+    text = render_comparison_text(compare_with_baseline(make_report({"c": ("pass", "pass")}),
+                                                        make_report({"c": ("pass", "fail")})))
+    assert "to +1.000†)" in text
+    assert "† a bound at the end of the scale" in text
+
+
+def as_version_2(report: dict[str, Any]) -> dict[str, Any]:
+    """The same report as version 2 wrote it: no samples, no scored split, no na_agreement,
+    and its agreement counting gate hits (as the stored statistics then did)."""
+    old = {key: value for key, value in report.items() if key != "samples"}
+    old["report_version"] = 2
+    old["judges"] = [dict(judge) for judge in report["judges"]]
+    for judge in old["judges"]:
+        judge["splits"] = {split: {k: v for k, v in stats.items() if k != "na_agreement"}
+                           for split, stats in judge["splits"].items() if split != "scored"}
+        judge["splits"]["dev"]["agreement"] = {"value": 0.99, "low": 0.9, "high": 1.0}
+    for gate in old["gates"]:
+        gate["split"] = "all"
+    return old
+
+
+def test_a_version_2_baseline_is_read_and_counted_like_this_run(tmp_path: Path) -> None:
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(as_version_2(make_report(BEFORE))), encoding="utf-8")
+    baseline = load_baseline(path)
+    assert baseline["report_version"] == 2
+    (judge,) = compare_with_baseline(make_report(AFTER), baseline).judges
+    dev = next(split for split in judge.splits if split.split == "dev")
+    # Recomputed from the rows: applicable agreement 3/5 before (not the stored 0.99).
+    assert dev.statistics[0].before == pytest.approx(3 / 5)
+    assert next(d for d in dev.statistics if d.statistic == "na_agreement").before == 0.0

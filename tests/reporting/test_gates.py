@@ -37,7 +37,7 @@ def test_eight_of_eight_does_not_pass_an_agreement_bar_of_085() -> None:
     assert gate.value == pytest.approx(8 / (8 + 1.959964 ** 2), abs=1e-6)
     assert not gate.met
     (message,) = gate_failures(report, [gate])
-    assert message == ("judge tone: agreement on split all is 1.000 with 95% interval "
+    assert message == ("judge tone: agreement on split scored is 1.000 with 95% interval "
                        "0.676–1.000; its lower bound 0.676 is below --min-agreement 0.85")
 
 
@@ -74,7 +74,7 @@ def test_a_null_statistic_misses_and_says_why() -> None:
     gate = _gates(report, min_tnr=0.1)["tnr"]
     assert gate.value is None and not gate.met
     assert gate_failures(report, [gate]) == [
-        "judge tone: tnr on split all is null (no non-error row is labelled fail), which "
+        "judge tone: tnr on split scored is null (no non-error row is labelled fail), which "
         "does not meet --min-tnr 0.1"]
 
 
@@ -115,11 +115,11 @@ def test_no_rows_at_all_fails_both_always_on_gates() -> None:
 def test_gates_json_has_the_documented_fields() -> None:
     report = _report(_rows("pass", "pass", 16))
     (tpr, error_rate, judged) = evaluate_gates(report, GateSettings(min_tpr=0.8))
-    assert tpr.as_json() == {"judge": "tone", "split": "all", "statistic": "tpr",
+    assert tpr.as_json() == {"judge": "tone", "split": "scored", "statistic": "tpr",
                              "bound": "low", "bar": 0.8, "value": pytest.approx(0.8064, abs=1e-4),
                              "met": True}
     assert error_rate.as_json()["statistic"] == "error_rate"
-    assert judged.as_json() == {"judge": "tone", "split": "all", "statistic": "judged",
+    assert judged.as_json() == {"judge": "tone", "split": "scored", "statistic": "judged",
                                 "bound": "value", "bar": 1, "value": 16, "met": True}
 
 
@@ -130,3 +130,25 @@ def test_gates_json_has_the_documented_fields() -> None:
 def test_settings_that_cannot_work_are_usage_errors(settings: GateSettings) -> None:
     with pytest.raises(UsageError):
         settings.check()
+
+
+def test_the_split_of_every_evaluated_row_is_scored_and_all_is_taken_as_it() -> None:
+    """``--threshold-split`` keeps working with the old name of the split."""
+    report = _report(_rows("pass", "pass", 16))
+    assert GateSettings().split == GateSettings(split="all").split == "scored"
+    GateSettings(split="all").check()
+    (tpr, *_) = evaluate_gates(report, GateSettings(min_tpr=0.8, split="all"))
+    assert tpr.split == "scored" and tpr.met
+
+
+def test_gate_hits_do_not_clear_min_agreement() -> None:
+    """The audit's case: 200 gated rows labelled not_applicable and two judged rows, one of
+    them wrong. Agreement counted the gate hits (0.995, the bar met); applicable agreement
+    is 1 of 2 (Wilson 0.095–0.905), so --min-agreement 0.95 is missed."""
+    rows = (*_rows("not_applicable", "gated", 200), *_rows("pass", "pass", 1, start=201),
+            *_rows("fail", "pass", 1, start=202))
+    report = _report(rows)
+    gate = _gates(report, min_agreement=0.95)["agreement"]
+    assert gate.value == pytest.approx(wilson_lower(1, 2))
+    assert not gate.met
+    assert report["judges"][0]["splits"]["scored"]["na_agreement"]["value"] == 1.0

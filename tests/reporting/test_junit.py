@@ -56,20 +56,20 @@ def test_a_case_per_judge_and_gate_with_the_right_failures(tmp_path: Path) -> No
     xml = _read(tmp_path, render_junit(report))
     assert _cases(xml).keys() == {"judge billing", "judge tone"}
     billing = _cases(xml)["judge billing"]
-    assert list(billing) == ["judge billing", "tpr lower bound ≥ 0.9 on split all",
-                             "kappa ≥ -1 on split all", "error rate ≤ 0.1 on split all"]
+    assert list(billing) == ["judge billing", "tpr lower bound ≥ 0.9 on split scored",
+                             "kappa ≥ -1 on split scored", "error rate ≤ 0.1 on split scored"]
     assert billing["judge billing"] == "1 calibration row(s) rejected (lines 4)"
-    assert billing["tpr lower bound ≥ 0.9 on split all"].startswith(
-        "tpr lower bound on split all ≥ 0.9: 0.095, MISSED")
-    assert billing["kappa ≥ -1 on split all"] is None
-    assert billing["error rate ≤ 0.1 on split all"] is None
+    assert billing["tpr lower bound ≥ 0.9 on split scored"].startswith(
+        "tpr lower bound on split scored ≥ 0.9: 0.095, MISSED")
+    assert billing["kappa ≥ -1 on split scored"] is None
+    assert billing["error rate ≤ 0.1 on split scored"] is None
     # An all-error judge fails: it judged nothing and its error rate is 1.
     tone = _cases(xml)["judge tone"]
     assert tone["judge tone"] == "no row was judged (2 evaluated: 2 error(s), 0 gated)"
-    assert tone["error rate ≤ 0.1 on split all"] == (
-        "error rate on split all ≤ 0.1: 1.000, MISSED")
-    assert tone["tpr lower bound ≥ 0.9 on split all"] is not None  # null misses
-    assert tone["kappa ≥ -1 on split all"] is not None
+    assert tone["error rate ≤ 0.1 on split scored"] == (
+        "error rate on split scored ≤ 0.1: 1.000, MISSED")
+    assert tone["tpr lower bound ≥ 0.9 on split scored"] is not None  # null misses
+    assert tone["kappa ≥ -1 on split scored"] is not None
     assert (xml.tests, xml.failures, xml.errors) == (8, 6, 0)
     suite = next(iter(xml))
     assert (suite.tests, suite.failures) == (4, 2)
@@ -102,3 +102,10 @@ def test_xml_text_writes_what_xml_cannot_hold_as_visible_escapes(raw: str, shown
 def test_no_judge_is_an_empty_but_valid_document(tmp_path: Path) -> None:
     xml = _read(tmp_path, render_junit(_report((), GateSettings())))
     assert (xml.tests, xml.failures) == (0, 0)
+
+
+def test_a_bound_at_the_end_of_the_scale_is_marked_in_the_summary() -> None:
+    rows = tuple(RowOutcome(i, f"c{i}", "dev", "pass", "pass", ("pass",)) for i in range(1, 9))
+    xml = render_junit(build_report(EvalRun("r", (JudgeRun("j", "openai", "m", rows),))))
+    assert "tpr 1.000 (0.676–1.000†)" in xml
+    assert "† a bound at the end of the scale" in xml

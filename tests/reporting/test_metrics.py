@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from introspection_cli.evaluation.outcomes import OUTCOMES, SPLITS, VERDICTS, RowOutcome
+from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS, RowOutcome
 from introspection_cli.reporting.metrics import (
+    REPORT_SPLITS,
     agrees,
     cohen_kappa,
     split_stats,
@@ -164,15 +165,18 @@ def test_split_stats_hand_case() -> None:
     stats = split_stats(rows)
     # 9 rows = 6 judged + 1 gated + 2 errors; the two unstable rows include a tie error.
     assert (stats.n, stats.judged, stats.gated, stats.errors, stats.unstable) == (9, 6, 1, 2, 2)
-    # 7 non-error rows, agreeing: pass/pass ×2, fail/fail, na/gated = 4.
+    # Applicable agreement: 5 non-error rows labelled pass or fail, agreeing pass/pass ×2
+    # and fail/fail = 3. na_agreement: na/gated of the 2 rows labelled not_applicable.
     assert stats.agreement is not None
-    assert stats.agreement.value == pytest.approx(4 / 7)
+    assert stats.agreement.value == pytest.approx(3 / 5)
+    assert stats.na_agreement is not None and stats.na_agreement.value == 0.5
     # TPR: non-error expected pass = 3, outcome pass 2. TNR: non-error expected fail = 2, 1.
     assert stats.tpr is not None and stats.tpr.value == pytest.approx(2 / 3)
     assert stats.tnr is not None and stats.tnr.value == pytest.approx(1 / 2)
-    # kappa over the 7: expected totals pass 3, fail 2, na 2; outcomes pass 3, fail 2, na 2
-    # (gated -> na); Σ e·o = 9 + 4 + 4 = 17; kappa = (7·4 - 17) / (49 - 17) = 11/32.
-    assert stats.kappa == pytest.approx(11 / 32)
+    # kappa over the 6 judged rows (gated left out): expected totals pass 3, fail 2, na 1;
+    # outcomes pass 3, fail 2, na 1; diagonal 3; Σ e·o = 9 + 4 + 1 = 14;
+    # kappa = (6·3 - 14) / (36 - 14) = 2/11.
+    assert stats.kappa == pytest.approx(2 / 11)
     assert stats.confusion["pass"] == {"pass": 2, "fail": 1, "not_applicable": 0,
                                        "gated": 0, "error": 1}
     assert stats.confusion["not_applicable"]["gated"] == 1
@@ -204,7 +208,8 @@ def test_gated_agrees_only_with_not_applicable() -> None:
     assert not agrees("pass", "gated")
     assert not agrees("fail", "gated")
     stats = split_stats([row("not_applicable", "gated"), row("pass", "gated")])
-    assert stats.agreement is not None and stats.agreement.value == 0.5
+    assert stats.agreement is not None and stats.agreement.value == 0.0
+    assert stats.na_agreement is not None and stats.na_agreement.value == 1.0
 
 
 @given(rows_strategy, st.lists(st.builds(row, verdicts, st.just("error")), max_size=10))
@@ -213,7 +218,7 @@ def test_error_rows_change_no_statistic(rows: list[RowOutcome],
     clean, noisy = split_stats(rows), split_stats(rows + errors)
     assert noisy.n == clean.n + len(errors)
     assert noisy.errors == clean.errors + len(errors)
-    for name in ("agreement", "kappa", "tpr", "tnr"):
+    for name in ("agreement", "na_agreement", "kappa", "tpr", "tnr"):
         assert getattr(noisy, name) == getattr(clean, name)
 
 
@@ -227,12 +232,11 @@ def test_split_stats_agree_with_scikit_learn_confusion_and_recount(
                                   labels=list(OUTCOMES))
         for i, label in enumerate(VERDICTS):
             assert [stats.confusion[label][o] for o in OUTCOMES] == list(oracle[i])
-    scored = [r for r in rows if r.outcome != "error"]
-    if scored:
-        agreeing = sum(r.outcome == r.expected
-                       or (r.outcome, r.expected) == ("gated", "not_applicable") for r in scored)
+    applicable = [r for r in rows if r.outcome != "error" and r.expected != "not_applicable"]
+    if applicable:
+        agreeing = sum(r.outcome == r.expected for r in applicable)
         assert stats.agreement is not None
-        assert stats.agreement.value == agreeing / len(scored)
+        assert stats.agreement.value == agreeing / len(applicable)
     else:
         assert stats.agreement is None
     if stats.kappa is not None:
@@ -242,8 +246,8 @@ def test_split_stats_agree_with_scikit_learn_confusion_and_recount(
 @given(rows_strategy)
 def test_stats_by_split_partitions_rows(rows: list[RowOutcome]) -> None:
     by_split = stats_by_split(rows)
-    assert tuple(by_split) == SPLITS
-    assert by_split["all"] == split_stats(rows)
+    assert tuple(by_split) == REPORT_SPLITS
+    assert by_split["scored"] == split_stats(rows)
     assert sum(by_split[s].n for s in ("train", "dev", "test", "unsplit")) == len(rows)
     assert by_split["unsplit"].n == sum(r.split is None for r in rows)
 
@@ -264,8 +268,14 @@ def test_split_stats_equal_their_row_by_row_definitions(rows: list[RowOutcome]) 
     assert stats.judged == sum(r.outcome in VERDICTS for r in rows)
     assert stats.gated == sum(r.outcome == "gated" for r in rows)
     assert stats.unstable == sum(r.unstable for r in rows)
-    assert stats.agreement == share([r for r in scored if agrees(r.expected, r.outcome)], scored)
-    assert stats.kappa == cohen_kappa([(r.expected, r.outcome) for r in scored])
+    applicable = [r for r in scored if r.expected != "not_applicable"]
+    labelled_na = [r for r in scored if r.expected == "not_applicable"]
+    assert stats.agreement == share([r for r in applicable if agrees(r.expected, r.outcome)],
+                                    applicable)
+    assert stats.na_agreement == share(
+        [r for r in labelled_na if agrees(r.expected, r.outcome)], labelled_na)
+    assert stats.kappa == cohen_kappa([(r.expected, r.outcome) for r in scored
+                                       if r.outcome != "gated"])
     for statistic, label in (("tpr", "pass"), ("tnr", "fail")):
         labelled = [r for r in scored if r.expected == label]
         assert getattr(stats, statistic) == share(
@@ -274,3 +284,59 @@ def test_split_stats_equal_their_row_by_row_definitions(rows: list[RowOutcome]) 
         given_it = [r for r in scored if as_verdict(r.outcome) == verdict]
         assert stats.precision[verdict] == share(
             [r for r in given_it if r.expected == verdict], given_it)
+
+
+# --- what each rate counts (gate hits cannot buy agreement) -----------------------------
+
+def _many(expected: str, outcome: str, count: int, start: int) -> list[RowOutcome]:
+    return [row(expected, outcome, line=line) for line in range(start, start + count)]
+
+
+def test_gate_hits_do_not_buy_agreement() -> None:
+    """The audit's case: 200 gated rows labelled not_applicable, one pass judged pass, one
+    fail judged pass. Applicable agreement is 1 of 2; the gate's 200 hits are na_agreement."""
+    rows = [*_many("not_applicable", "gated", 200, 1), row("pass", "pass", line=201),
+            row("fail", "pass", line=202)]
+    stats = split_stats(rows)
+    assert stats.agreement == wilson_interval(1, 2)
+    assert stats.na_agreement == wilson_interval(200, 200)
+    # Kappa on the two rows the model judged: both said pass, so kappa is 0 (p_o = p_e = 1/2).
+    assert stats.kappa == pytest.approx(0.0)
+
+
+def test_applicable_agreement_counts_na_and_gated_outcomes_on_pass_fail_rows_as_misses() -> None:
+    rows = [row("pass", "pass", line=1), row("pass", "not_applicable", line=2),
+            row("fail", "gated", line=3), row("fail", "fail", line=4),
+            row("not_applicable", "not_applicable", line=5), row("not_applicable", "fail", line=6),
+            row("not_applicable", "gated", line=7), row("pass", "error", line=8)]
+    stats = split_stats(rows)
+    assert stats.agreement == wilson_interval(2, 4)  # lines 1-4; the error row is left out
+    assert stats.na_agreement == wilson_interval(2, 3)  # lines 5 and 7 of 5-7
+    # Kappa over the five judged rows (lines 1, 2, 4, 5, 6; gated and error rows left out):
+    # expected totals pass 2, fail 1, na 2; outcomes pass 1, fail 2, na 2; diagonal 3.
+    # Σ e·o = 2·1 + 1·2 + 2·2 = 8; kappa = (5·3 − 8)/(25 − 8) = 7/17.
+    assert stats.judged == 5
+    assert stats.kappa == pytest.approx(7 / 17)
+
+
+@given(rows_strategy)
+def test_each_rate_counts_what_its_name_says(rows: list[RowOutcome]) -> None:
+    """Row by row: agreement over pass/fail labels, na_agreement over not_applicable labels,
+    kappa (scikit-learn's) over the rows the model judged."""
+    stats = split_stats(rows)
+    scored = [r for r in rows if r.outcome != "error"]
+    applicable = [r for r in scored if r.expected in ("pass", "fail")]
+    assert stats.agreement == wilson_interval(
+        sum(r.outcome == r.expected for r in applicable), len(applicable))
+    labelled_na = [r for r in scored if r.expected == "not_applicable"]
+    assert stats.na_agreement == wilson_interval(
+        sum(r.outcome in ("not_applicable", "gated") for r in labelled_na), len(labelled_na))
+    judged = [r for r in rows if r.outcome in VERDICTS]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn warns on 0/0 and returns nan
+        oracle = (cohen_kappa_score([r.expected for r in judged], [r.outcome for r in judged],
+                                    labels=list(VERDICTS)) if judged else math.nan)
+    if math.isnan(oracle):
+        assert stats.kappa is None
+    else:
+        assert stats.kappa == pytest.approx(oracle, abs=1e-12)

@@ -1,4 +1,4 @@
-"""The JSON report (version 2), its published schema, and its provenance."""
+"""The JSON report (version 3), its published schema, and its provenance."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from introspection_cli.errors import UsageError
 from introspection_cli.evaluation.outcomes import (
     OUTCOMES,
-    SPLITS,
     VERDICTS,
     EvalRun,
     JudgeRun,
@@ -29,6 +28,7 @@ from introspection_cli.evaluation.outcomes import (
 from introspection_cli.provenance import GitState
 from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates
+from introspection_cli.reporting.metrics import REPORT_SPLITS
 from introspection_cli.reporting.model import (
     Provenance,
     build_report,
@@ -70,8 +70,9 @@ def test_report_has_exactly_the_spec_shape() -> None:
     report = build_report(sample_run(), Provenance("9.9.9", "2026-11-20T10:04:11Z",
                                                    GitState("a" * 40, dirty=True)))
     assert list(report) == ["report_version", "tool_version", "created_at", "git", "recipe",
-                            "judges", "gates", "usage"]
-    assert report["report_version"] == 2
+                            "samples", "judges", "gates", "usage"]
+    assert report["samples"] == 1
+    assert report["report_version"] == 3
     assert (report["tool_version"], report["created_at"]) == ("9.9.9", "2026-11-20T10:04:11Z")
     assert report["git"] == {"commit": "a" * 40, "dirty": True}
     assert report["gates"] == []
@@ -87,7 +88,9 @@ def test_report_has_exactly_the_spec_shape() -> None:
     assert judge["fingerprint"] == FINGERPRINT
     assert judge["rejected"] == [{"line": 3, "code": "fixture-hash-mismatch",
                                   "message": "snapshot_hash does not match"}]
-    assert list(judge["splits"]) == list(SPLITS)
+    assert list(judge["splits"]) == ["train", "dev", "test", "unsplit", "scored", "all"]
+    # "all" is the name reports before version 3 gave "scored": the same statistics.
+    assert judge["splits"]["all"] == judge["splits"]["scored"]
     assert judge["rows"][0] == {
         "line": 1, "conversation_id": "conv_a1", "split": "dev", "expected": "pass",
         "outcome": "fail", "samples": ["fail"], "unstable": False,
@@ -97,15 +100,19 @@ def test_report_has_exactly_the_spec_shape() -> None:
 
 def test_report_statistics_per_split() -> None:
     splits = build_report(sample_run())["judges"][0]["splits"]
-    assert list(splits["all"]) == ["n", "judged", "gated", "errors", "unstable", "agreement",
-                                   "kappa", "tpr", "tnr", "confusion", "precision"]
-    # all: 5 rows = 3 judged + 1 gated + 1 error; 4 scored, 3 agree (a2, a4 gated, a6).
-    assert {k: splits["all"][k] for k in ("n", "judged", "gated", "errors", "unstable")} == {
+    assert list(splits["scored"]) == ["n", "judged", "gated", "errors", "unstable",
+                                      "agreement", "na_agreement", "kappa", "tpr", "tnr",
+                                      "confusion", "precision"]
+    # scored: 5 rows = 3 judged + 1 gated + 1 error. Applicable agreement: of the 3 non-error
+    # rows labelled pass or fail, a2 and a6 agree; na_agreement: a4 (gated) of 1.
+    assert {k: splits["scored"][k] for k in ("n", "judged", "gated", "errors", "unstable")} == {
         "n": 5, "judged": 3, "gated": 1, "errors": 1, "unstable": 1}
-    assert splits["all"]["agreement"]["value"] == pytest.approx(3 / 4)
+    assert splits["scored"]["agreement"]["value"] == pytest.approx(2 / 3)
+    assert splits["scored"]["na_agreement"]["value"] == 1.0
     # The train split has no rows: present, n 0, null statistics (never 0).
     assert splits["train"]["n"] == 0
-    assert [splits["train"][k] for k in ("agreement", "kappa", "tpr", "tnr")] == [None] * 4
+    assert [splits["train"][k] for k in ("agreement", "na_agreement", "kappa", "tpr",
+                                         "tnr")] == [None] * 5
     assert splits["unsplit"]["n"] == 1 and splits["unsplit"]["gated"] == 1
     # test: the error row is not scored, so TNR is 1/1 rather than 1/2.
     assert splits["test"]["tnr"]["value"] == 1.0
@@ -168,7 +175,7 @@ row_outcomes = st.builds(
        st.builds(GateSettings, min_agreement=st.none() | st.floats(0, 1),
                  min_tpr=st.none() | st.floats(0, 1), min_tnr=st.none() | st.floats(0, 1),
                  min_kappa=st.none() | st.floats(-1, 1), max_error_rate=st.floats(0, 1),
-                 split=st.sampled_from(SPLITS)))
+                 split=st.sampled_from((*REPORT_SPLITS, "all"))))
 def test_schema_accepts_every_built_report(rows: list[RowOutcome], provider: str,
                                            held_out: int | None, gates: GateSettings) -> None:
     if held_out is not None:  # a held-out test split has no test rows in the run
@@ -219,6 +226,9 @@ def _delete(path: str) -> Callable[[dict[str, Any]], None]:
     _set("usage.requests", -1),
     _delete("usage.cached"),
     _delete("judges.0.splits.unsplit"),
+    _delete("judges.0.splits.scored"),
+    _delete("judges.0.splits.dev.na_agreement"),
+    _set("judges.0.splits.dev.na_agreement", 0),
     _set("judges.0.splits.train.agreement", 0),  # an empty denominator is null, never 0
     _set("judges.0.splits.all.agreement.value", 1.5),
     _set("judges.0.splits.all.agreement.extra", 0.1),
@@ -259,3 +269,18 @@ def test_render_report_json_is_the_report() -> None:
 def test_render_report_rejects_unknown_format() -> None:
     with pytest.raises(UsageError, match="text, json, markdown"):
         render_report(build_report(sample_run()), "yaml")
+
+
+def test_needed_tokens_sum_the_known_rows_and_count_the_unknown_ones() -> None:
+    from introspection_cli.evaluation.outcomes import Tokens, total_tokens
+    from introspection_cli.reporting.model import needed_json
+
+    rows = [RowOutcome(1, "a", "dev", "pass", "pass", tokens=Tokens(100, 20, 64, 0)),
+            RowOutcome(2, "b", "dev", "pass", "pass", tokens=None),  # cached, not recorded
+            RowOutcome(3, "c", "dev", "not_applicable", "gated"),  # no call: no tokens
+            RowOutcome(4, "d", "dev", "fail", "fail", tokens=Tokens(90, 10, 0, 5))]
+    assert needed_json(rows) == {"input_tokens": 190, "output_tokens": 30,
+                                 "cached_input_tokens": 64, "cache_write_tokens": 5,
+                                 "unknown_rows": 1}
+    assert total_tokens([Tokens(1, 2), None]) is None
+    assert total_tokens([]) == Tokens(0, 0)

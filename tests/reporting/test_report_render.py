@@ -28,7 +28,8 @@ def report() -> dict[str, Any]:
     )
     judge = JudgeRun("billing-request-handling", "openai", "gpt-5.6-luna", rows,
                      (RejectedRow(3, "fixture-hash-mismatch", "snapshot_hash does not match"),))
-    return build_report(EvalRun("path/to/recipe", (judge,), Usage(4, 30, 5120, 900)))
+    # Three samples a row (conv_a6 is unstable), so the unstable column is shown.
+    return build_report(EvalRun("path/to/recipe", (judge,), Usage(4, 30, 5120, 900), samples=3))
 
 
 def lines_with(text: str, needle: str) -> list[str]:
@@ -41,13 +42,17 @@ def test_text_has_a_table_row_per_split_with_nulls_shown() -> None:
     text = render_text(report(), color=False)
     header, = (line for line in text.splitlines() if line.split()[:1] == ["split"])
     assert header.split() == ["split", "n", "judged", "gated", "errors", "unstable",
-                              "agreement", "kappa", "tpr", "tnr"]
+                              "agreement", "na_agreement", "kappa", "tpr", "tnr"]
     train, = (line for line in text.splitlines() if line.split()[:1] == ["train"])
-    assert train.split() == ["train", "0", "0", "0", "0", "0", "—", "—", "—", "—"]
-    all_row, = (line for line in text.splitlines() if line.split()[:1] == ["all"])
-    # 6 rows: 3 judged, 2 gated, 1 error, 1 unstable; 5 scored, 2 agree (a2, a4).
-    assert all_row.split()[:6] == ["all", "6", "3", "2", "1", "1"]
-    assert "0.400 (" in all_row
+    assert train.split() == ["train", "0", "0", "0", "0", "0", "—", "—", "—", "—", "—"]
+    scored, = (line for line in text.splitlines() if line.split()[:1] == ["scored"])
+    # 6 rows: 3 judged, 2 gated, 1 error, 1 unstable. Applicable agreement: of the 4
+    # non-error rows labelled pass or fail only a2 agrees; na_agreement: a4 of 1.
+    assert scored.split()[:6] == ["scored", "6", "3", "2", "1", "1"]
+    assert scored.split()[6:8] == ["0.250", "(0.046–0.699)"]
+    assert scored.split()[8] == "1.000"
+    # What "scored" holds, said under the table.
+    assert "  scored: every evaluated row (dev 2, test 3, unsplit 1)" in text.splitlines()
 
 
 def test_text_lists_confusion_rejected_disagreements_errors_and_usage() -> None:
@@ -99,9 +104,11 @@ def test_markdown_has_a_github_table_per_judge() -> None:
     markdown = render_markdown(report())
     assert markdown.startswith("## Judge calibration: `path/to/recipe`")
     assert "### `billing-request-handling` (`openai/gpt-5.6-luna`)" in markdown
-    assert ("| split | n | judged | gated | errors | unstable | agreement | kappa | tpr | tnr |"
-            in markdown)
-    assert "| train | 0 | 0 | 0 | 0 | 0 | — | — | — | — |" in markdown
+    assert ("| split | n | judged | gated | errors | unstable | agreement | na_agreement | kappa "
+            "| tpr | tnr |" in markdown)
+    assert "| train | 0 | 0 | 0 | 0 | 0 | — | — | — | — | — |" in markdown
+    assert "scored: every evaluated row (dev 2, test 3, unsplit 1)." in markdown
+    assert "Confusion on split `scored`" in markdown
     assert "| expected | pass | fail | not_applicable | gated | error |" in markdown
     assert "| pass | 1 | 1 | 1 | 1 | 0 |" in markdown
     for line in markdown.splitlines():
@@ -141,3 +148,54 @@ def test_render_report_dispatches_to_text_and_markdown() -> None:
 def test_bidi_overrides_are_stripped_from_untrusted_text() -> None:
     # U+202E (right-to-left override) would make "liaf" display as "fail".
     assert clean("pass\u202eliaf\u2066x\u2069") == "pass liaf x"
+
+
+# --- unstable: a column only when rows had several samples ------------------------------
+
+def _one_sample_report(samples: int) -> dict[str, Any]:
+    rows = tuple(RowOutcome(i, f"c{i}", "dev", "pass", "pass", ("pass",) * samples)
+                 for i in range(1, 4))
+    return build_report(EvalRun("r", (JudgeRun("j", "openai", "m", rows),), samples=samples))
+
+
+def test_the_unstable_column_appears_only_with_several_samples() -> None:
+    """With one sample per row no row can be unstable: a column of zeros says nothing."""
+    from introspection_cli.reporting.render_html import render_html
+
+    single, several = _one_sample_report(1), _one_sample_report(3)
+    assert single["samples"] == 1 and several["samples"] == 3
+    # The JSON keeps the count either way (documented as meaningful with --samples > 1).
+    assert single["judges"][0]["splits"]["dev"]["unstable"] == 0
+    for render in (lambda r: render_text(r, color=False), render_markdown, render_html):
+        assert "unstable" not in render(single)
+        assert "unstable" in render(several)
+
+
+# --- a bound at the end of the scale is marked ------------------------------------------
+
+def _eight_of_eight() -> dict[str, Any]:
+    rows = (*(RowOutcome(i, f"c{i}", "dev", "pass", "pass", ("pass",)) for i in range(1, 9)),
+            *(RowOutcome(i, f"c{i}", "dev", "fail", "fail" if i < 12 else "pass", ("fail",))
+              for i in range(9, 13)))
+    return build_report(EvalRun("r", (JudgeRun("j", "openai", "m", rows),)))
+
+
+def test_a_bound_at_the_end_of_the_scale_is_marked_as_a_limit() -> None:
+    """8 of 8 is 1.000 (0.676–1.000): the upper 1.000 is where the interval stops, not a
+    measurement, and the reports say so; 3 of 4 (0.301–0.954) has nothing to mark."""
+    from introspection_cli.reporting.render_html import render_html
+
+    report = _eight_of_eight()
+    text = render_text(report, color=False)
+    dev, = (line for line in text.splitlines() if line.split()[:1] == ["dev"])
+    assert "1.000 (0.676–1.000†)" in dev  # tpr
+    assert "0.750 (0.301–0.954)" in dev  # tnr: no mark
+    assert ("  † a bound at the end of the scale (0 or 1, to three decimals): where the "
+            "interval stops, not a measured value") in text.splitlines()
+    markdown = render_markdown(report)
+    assert "| 1.000 (0.676–1.000†) |" in markdown and "† a bound at the end" in markdown
+    page = render_html(report)
+    assert "0.676–1.000†" in page and "† a bound at the end of the scale" in page
+    unmarked = build_report(EvalRun("r", (JudgeRun("j", "openai", "m", tuple(
+        RowOutcome(i, f"c{i}", "dev", "pass", "pass" if i % 2 else "fail") for i in range(4))),)))
+    assert "†" not in render_text(unmarked, color=False) + render_markdown(unmarked)

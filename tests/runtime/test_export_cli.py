@@ -63,14 +63,20 @@ def test_bad_flags_exit_2_before_any_request(
     assert runtime.requests == []
 
 
-def test_more_than_20_ids_exit_2_before_any_request(logged_in: Cli, runtime: StubRuntime) -> None:
-    ids_file(*(f"conv_{n:02d}" for n in range(1, 22)))
+@pytest.mark.parametrize(("count", "calls"), [(20, [20]), (21, [20, 1]), (41, [20, 20, 1])])
+def test_more_than_20_ids_are_asked_for_20_at_a_time(
+    logged_in: Cli, runtime: StubRuntime, count: int, calls: list[int]
+) -> None:
+    ids = [f"conv_{n:02d}" for n in range(1, count + 1)]
+    runtime.known |= set(ids)
+    ids_file(*ids)
 
     result = get_fixtures(logged_in)
 
-    assert result.exit_code == 2
-    assert "21 conversation ids" in result.stderr
-    assert runtime.requests == []
+    assert result.exit_code == 0, result.stderr
+    assert [len(json.loads(r.body)["conversation_ids"]) for r in runtime.requests] == calls
+    assert result.stdout == b"".join(line(make_fixture(i, runtime.url)) for i in ids)
+    assert ("chunk 1 of" in result.stderr) == (len(calls) > 1)  # one call: no chunk lines
 
 
 def test_an_ids_file_with_only_comments_exits_2(logged_in: Cli, runtime: StubRuntime) -> None:
@@ -151,6 +157,24 @@ def test_plain_bundles_without_judge_fixtures(
     assert [row["conversation_id"] for row in rows] == ["conv_01", "conv_02"]
     assert all("record_type" not in row for row in rows)
     assert [r.path for r in runtime.requests] == ["/v1/conversations/export"]
+
+
+def test_plain_bundles_of_many_ids_are_asked_for_20_at_a_time(
+    logged_in: Cli, runtime: StubRuntime
+) -> None:
+    ids = [f"conv_{n:02d}" for n in range(1, 26)]
+    runtime.known |= set(ids)
+    ids_file(*ids)
+
+    result = logged_in("conversations", "get", "--ids-file", "ids.txt", "--output", "b.jsonl")
+
+    assert result.exit_code == 0, result.stderr
+    assert [(r.path, len(json.loads(r.body)["conversation_ids"])) for r in runtime.requests] \
+        == [("/v1/conversations/export", 20), ("/v1/conversations/export", 5)]
+    written = [json.loads(raw)["conversation_id"] for raw in Path("b.jsonl").read_bytes().splitlines()]
+    assert written == ids
+    assert "chunk 2 of 2 (conv_21 to conv_25, 5 ids): wrote 5 conversation(s) to b.jsonl" \
+        in result.stderr
 
 
 # -- partial failures ------------------------------------------------------------------------
@@ -279,6 +303,31 @@ def test_a_conversation_written_despite_a_second_answer_is_not_a_failure(
     assert expected in result.stderr
     assert "error:" not in result.stderr
     assert "wrote 1 fixture(s) to stdout" in result.stderr
+
+
+@pytest.mark.parametrize(("fault", "code"), [
+    ("tampered", "fixture-hash-mismatch"),
+    ("mismatched", "fixture-conversation-mismatch"),
+])
+def test_a_row_the_runtime_sent_broken_is_not_blamed_on_the_user(
+    logged_in: Cli, runtime: StubRuntime, fault: str, code: str
+) -> None:
+    """The runtime sent a row that does not verify: nobody on this machine edited it, so
+    the message says so and what to do, not "undo the change" (a calibration file's
+    message, where the user did edit the row)."""
+    getattr(runtime, fault).add("conv_02")
+    ids_file("conv_02")
+
+    result = get_fixtures(logged_in)
+
+    assert result.exit_code == 1
+    assert f"[{code}]" in result.stderr
+    assert "undo" not in result.stderr.lower()
+    assert "edited" not in result.stderr and "was changed after export" not in result.stderr
+    assert ("the runtime sent a row that does not verify: nothing on this machine changed it"
+            in result.stderr)
+    assert "report it to the runtime's maintainers" in result.stderr
+    assert "export it again" in result.stderr
 
 
 def test_a_broken_copy_beside_a_good_one_is_a_warning(

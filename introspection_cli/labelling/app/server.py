@@ -3,7 +3,10 @@
 Security model (every request, before anything else):
 
 * ``Host`` must be ``127.0.0.1:PORT`` or ``localhost:PORT``: a page on another
-  site that rebinds its DNS name to 127.0.0.1 is refused (DNS rebinding).
+  site that rebinds its DNS name to 127.0.0.1 is refused (DNS rebinding). A
+  request with more than one ``Host`` header, or whose target is an absolute
+  URL naming another host, is refused too (400): which host it meant is
+  ambiguous, and a proxy in between may have read the other one.
 * The session token: the printed URL carries it once (``/?token=...``); that
   first load sets it as an HttpOnly, SameSite=Strict cookie and redirects to
   ``/``; every other request must carry the cookie.
@@ -12,7 +15,11 @@ Security model (every request, before anything else):
   with a JSON body of bounded size.
 * Every response forbids framing and carries a Content-Security-Policy that
   allows nothing from another origin and no inline script or style; the page's
-  scripts render conversation text with ``textContent`` only.
+  scripts render conversation text with ``textContent`` only. That includes
+  the errors the standard library answers by itself (a malformed request
+  line, headers too long): :meth:`_Handler.send_error` answers them as plain
+  text through the same path. A method the app does not serve (PUT, HEAD,
+  anything) goes through the same checks and is then 405.
 
 Nothing is logged: the first request's URL holds the token.
 """
@@ -45,6 +52,7 @@ _SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 _BODY_LIMIT = 64 * 1024
+_METHODS = ("GET", "POST")
 _ROW_PATH = re.compile(r"/api/row/([0-9]{1,9})")
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
           ".css": "text/css; charset=utf-8"}
@@ -94,6 +102,9 @@ class LabelServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: LabelServer
+    # A request line without a version (HTTP/0.9) would be answered without a status
+    # line or headers, security headers included.
+    default_request_version = "HTTP/1.0"
     timeout = 30  # a client that stops sending mid-request is dropped, not waited for
     # Headers and body leave in one segment, at once: unbuffered writes with Nagle's
     # algorithm on wait for the browser's delayed ACK (tens of ms on every answer).
@@ -109,16 +120,40 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._handle("POST")
 
+    def parse_request(self) -> bool:
+        """The standard library's parse; then a method without a ``do_`` handler is answered
+        here, after the same checks as every other request, instead of by its stock 501
+        page (which skips them). False: answered already, as the library's own errors are."""
+        if not super().parse_request():
+            return False
+        if self.command in _METHODS:
+            return True
+        self._handle(self.command)
+        return False
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """An error the standard library answers (a malformed request line, headers too
+        long...) as plain text with the security headers, never its stock HTML page. The
+        request's own text is not echoed."""
+        self.close_connection = True
+        short = self.responses.get(code, ("Error", ""))[0]
+        self._send(code, f"Refused: {short}.\n".encode(), "text/plain; charset=utf-8",
+                   {"Connection": "close"})
+
     def _handle(self, method: str) -> None:
-        if self.headers.get("Host") not in self.server.hosts:
-            return self._text(403, "Refused: this server answers only to 127.0.0.1 and "
-                                   "localhost on its own port.")
         url = urlsplit(self.path)
+        refusal = self._host_refusal(url.netloc)
+        if refusal is not None:
+            return self._text(*refusal)
         if method == "GET" and url.path == "/" and "token" in parse_qs(url.query):
             return self._first_load(parse_qs(url.query)["token"][0])
         if not self._has_session():
             return self._text(403, "Refused: open the address `introspection judges label` "
                                    "printed (it carries this session's token).")
+        if method not in _METHODS:
+            return self._send(405, b"Refused: this app answers GET and POST only.\n",
+                              "text/plain; charset=utf-8", {"Allow": ", ".join(_METHODS)})
         if method == "POST":
             return self._write(url.path)
         if url.path == "/favicon.ico":  # browsers ask; there is none
@@ -127,6 +162,18 @@ class _Handler(BaseHTTPRequestHandler):
             body, content_type = self.server.assets[url.path]
             return self._send(200, body, content_type)
         return self._read(url.path)
+
+    def _host_refusal(self, named_in_target: str) -> tuple[int, str] | None:
+        """(status, message) when the request is not addressed to this server alone."""
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1:
+            return 400, "Refused: a request carries exactly one Host header."
+        if named_in_target and named_in_target not in self.server.hosts:
+            return 400, "Refused: the request's target names another host."
+        if hosts[0] not in self.server.hosts:
+            return 403, ("Refused: this server answers only to 127.0.0.1 and localhost on "
+                         "its own port.")
+        return None
 
     def _first_load(self, token: str) -> None:
         if not hmac.compare_digest(token.encode(), self.server.token.encode()):
@@ -217,7 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":  # an answer to HEAD has no body
+            self.wfile.write(body)
 
 
 def _int(body: dict[str, Any], key: str) -> int:

@@ -1,25 +1,24 @@
-"""A real headless Chromium (Debian's package) driven by Playwright, and screenshot artifacts.
+"""A real headless Chromium driven by Playwright, and screenshot artifacts.
 
-Chromium is launched from /usr/bin/chromium with the flags that keep it off
-the network (`.ci/run` installs the package); Playwright's own browser
-download is never used. Screenshots go to $INTROSPECTION_TEST_ARTIFACTS, else
-to a temporary directory; the path is printed at the end of the run.
+The browser is the one :func:`~tests.labelling.browser.chromium.find_chromium`
+finds ($INTROSPECTION_TEST_CHROMIUM, then chromium, chromium-browser or
+google-chrome on PATH, then Playwright's own), launched with the flags that
+keep it off the network; without one the tests fail saying how to install it.
+Screenshots go to $INTROSPECTION_TEST_ARTIFACTS, else to a temporary
+directory; the path is printed at the end of the run.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"]
+from tests.labelling.browser.chromium import FLAGS, NoChromium, find_chromium
+
 _ARTIFACTS: list[Path] = []
 
 
@@ -29,10 +28,12 @@ def browser() -> Iterator[Any]:
     counts as running in this thread, and any later test calling asyncio.run() fails."""
     from playwright.sync_api import sync_playwright
 
-    assert shutil.which(CHROMIUM), (f"{CHROMIUM} is missing: install Debian's chromium "
-                                    "package (`bash .ci/run` does)")
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS,
+        try:
+            executable = find_chromium(os.environ, playwright.chromium.executable_path)
+        except NoChromium as exc:
+            pytest.fail(str(exc), pytrace=False)
+        launched = playwright.chromium.launch(executable_path=executable, args=FLAGS,
                                               headless=True)
         yield launched
         launched.close()

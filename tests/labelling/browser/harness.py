@@ -15,11 +15,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tests.hostile.harness import drop_dac
+
 
 def _interruptible() -> None:
     """Ctrl-C reaches the server as in a terminal, even when the test run itself was
     started in the background (a shell then ignores SIGINT for it and its children)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _obeying_modes() -> None:
+    _interruptible()
+    drop_dac()
 
 
 _URL = re.compile(r"Open (http://127\.0\.0\.1:(\d+)/\?token=(\S+))")
@@ -47,12 +54,15 @@ class LabelApp:
     csrf: str | None = None
 
     @classmethod
-    def start(cls, recipe: Path, *args: str, timeout: float = 30) -> LabelApp:
+    def start(cls, recipe: Path, *args: str, timeout: float = 30,
+              honour_permissions: bool = False) -> LabelApp:
+        """Start the server; ``honour_permissions`` makes it obey file modes although the
+        tests run as root (see :func:`tests.hostile.harness.drop_dac`)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("INTROSPECTION_")}
         process = subprocess.Popen(
             [sys.executable, "-m", "introspection_cli", "judges", "label", str(recipe),
              "--no-open", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env, preexec_fn=_interruptible)
+            env=env, preexec_fn=_obeying_modes if honour_permissions else _interruptible)
         assert process.stdout is not None
         lines: list[str] = []
         deadline = time.monotonic() + timeout

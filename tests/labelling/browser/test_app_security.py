@@ -111,3 +111,74 @@ def test_bad_requests_are_answered_not_crashed(app: LabelApp) -> None:
                                                    "expected": "maybe"}).status == 400
     assert app.request("POST", "/api/nothing").status == 404
     assert app.request("GET", "/api/session").status == 200  # still serving
+
+
+def _raw(app: LabelApp, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` as bytes (http.client would not send it as written); the answer."""
+    with socket.create_connection(("127.0.0.1", app.port), timeout=30) as connection:
+        connection.sendall(request)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {name.strip().lower(): value.strip() for name, _, value in
+               (line.partition(":") for line in header_lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+def _cookie(app: LabelApp) -> bytes:
+    return f"Cookie: introspection_label_{app.port}={app.token}\r\n".encode()
+
+
+def test_a_repeated_host_header_is_refused(app: LabelApp) -> None:
+    good = f"Host: 127.0.0.1:{app.port}\r\n".encode()
+    for hosts in (good + b"Host: evil.example\r\n", good + good,
+                  b"Host: evil.example\r\n" + good):
+        status, headers, _ = _raw(app, b"GET /api/session HTTP/1.1\r\n" + hosts + _cookie(app)
+                                  + b"Connection: close\r\n\r\n")
+        assert status == 400, hosts
+        assert "content-security-policy" in headers
+
+
+@pytest.mark.parametrize("target", ["http://evil.example/api/session",
+                                    "http://evil.example:{port}/api/session",
+                                    "http://127.0.0.1:1/api/session"])
+def test_an_absolute_url_naming_another_host_is_refused(app: LabelApp, target: str) -> None:
+    def get(target: str) -> tuple[int, dict[str, str], bytes]:
+        return _raw(app, f"GET {target.format(port=app.port)} HTTP/1.1\r\n"
+                    f"Host: 127.0.0.1:{app.port}\r\n".encode() + _cookie(app)
+                    + b"Connection: close\r\n\r\n")
+
+    status, headers, body = get(target)
+    assert status == 400 and b"csrf" not in body
+    assert "content-security-policy" in headers
+    assert get("http://127.0.0.1:{port}/api/session")[0] == 200  # its own host, absolute
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "BREW"])
+def test_an_unknown_method_needs_the_token_and_carries_the_headers(app: LabelApp,
+                                                                   method: str) -> None:
+    host = f"Host: 127.0.0.1:{app.port}\r\n".encode()
+    request = f"{method} /api/session HTTP/1.1\r\n".encode() + host
+    refused, headers, _ = _raw(app, request + b"Connection: close\r\n\r\n")
+    assert refused == 403
+    assert headers["content-security-policy"] == app_csp(app)
+    assert headers["x-frame-options"] == "DENY"
+    allowed, headers, body = _raw(app, request + _cookie(app) + b"Connection: close\r\n\r\n")
+    assert allowed == 405 and headers["allow"] == "GET, POST"
+    assert headers["content-security-policy"] == app_csp(app) and b"csrf" not in body
+
+
+def test_a_malformed_request_is_answered_with_the_security_headers(app: LabelApp) -> None:
+    for request in (b"GET\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
+                    b"GET /" + b"x" * 70_000 + b" HTTP/1.1\r\n\r\n"):
+        status, headers, body = _raw(app, request)
+        assert 400 <= status < 600, request[:20]
+        assert headers["content-security-policy"] == app_csp(app), request[:20]
+        assert headers["x-content-type-options"] == "nosniff"
+        assert b"<" not in body  # no stock HTML error page
+
+
+def app_csp(app: LabelApp) -> str:
+    return app.request("GET", "/").headers["content-security-policy"]

@@ -133,16 +133,17 @@ def test_the_report_renders_every_section_offline_and_stays_inert(
     judge = page.locator("section.judge")
     assert judge.count() == 1
     headings = judge.locator("h3").all_inner_texts()
-    assert headings == ["Splits", "Gates", "Models compared", "Confusion on split all",
+    assert headings == ["Splits", "Gates", "Models compared", "Confusion on split scored",
                         "Disagreements (2)", "Errors (1)"]
-    # Intervals as bars: agreement, tpr, tnr on dev and all; unsplit has only agreement
-    # (its rows are a gated not_applicable and an error: tpr and tnr are null).
-    assert judge.locator("table.intervals svg.bar").count() == 7
-    assert judge.locator("table.intervals td:text('no rows to score')").count() == 2
+    # Intervals as bars: agreement, tpr, tnr on dev (no row there is labelled
+    # not_applicable) and all four on scored; unsplit has only na_agreement (its rows are a
+    # gated not_applicable and an error: agreement, tpr and tnr are null).
+    assert judge.locator("table.intervals svg.bar").count() == 8
+    assert judge.locator("table.intervals td:text('no rows to score')").count() == 4
     assert judge.locator("table.heat td.cell").count() == 15
     assert judge.locator("table.heat td.agree").count() == 4
     gates = judge.locator("ul.gates li").all_inner_texts()
-    assert any(g.startswith("MISSED tpr lower bound on split all ≥ 0.9") for g in gates), gates
+    assert any(g.startswith("MISSED tpr lower bound on split scored ≥ 0.9") for g in gates), gates
     assert any(g.startswith("met agreement lower bound") for g in gates), gates
     models = judge.locator("h3:text('Models compared') + p + div table tbody tr")
     assert models.count() == 2 and "anthropic/stub-model-b" in models.nth(1).inner_text()

@@ -1,6 +1,8 @@
 /* The labelling page. Every label is written by the server the moment it is made;
  * the page shows each write's confirmation, or why it was refused.
- * Conversation text is only ever set with textContent (see transcript.js). */
+ * Text from the row, the recipe or the server is only ever set as text, through
+ * IntrospectionTranscript.text (see transcript.js): bounded whatever its length, bidi
+ * controls shown as visible escapes. */
 (function () {
   "use strict";
 
@@ -15,18 +17,25 @@
 
   function $(id) { return document.getElementById(id); }
 
-  function el(tag, className, text) {
+  function text(value) { return window.IntrospectionTranscript.text(value); }
+
+  function el(tag, className, content) {
     var node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
+    if (content !== undefined && content !== null) node.appendChild(text(content));
     return node;
   }
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+  function setText(node, value) {
+    clear(node);
+    node.appendChild(text(value));
+  }
+
   function status(message, ok) {
     var node = $("status");
-    node.textContent = message;
+    setText(node, message);
     node.className = "status " + (ok ? "status-ok" : "status-error");
   }
 
@@ -56,23 +65,23 @@
 
   function progressText(progress) {
     if (!progress) return "";
-    var text = progress.labelled + " of " + progress.total + " labelled";
+    var line = progress.labelled + " of " + progress.total + " labelled";
     if (state.queue.length) {
-      text += " \u00b7 row " + Math.min(state.index + 1, state.queue.length) + " of " +
+      line += " \u00b7 row " + Math.min(state.index + 1, state.queue.length) + " of " +
         state.queue.length + " in the queue";
     }
-    return text;
+    return line;
   }
 
   function renderOverview(overview) {
-    $("judge-name").textContent = overview.judge.name;
+    setText($("judge-name"), overview.judge.name);
     var modes = { unlabelled: "unlabelled rows", all: "all rows",
                   review: "rows the eval report disagrees with" };
     $("mode").textContent = "\u00b7 " + (modes[overview.mode] || overview.mode);
-    $("judge-summary").textContent = "Judge " + overview.judge.name + ": " +
-      overview.judge.description + " (show instructions)";
-    $("judge-description").textContent = overview.judge.description;
-    $("judge-instructions").textContent = overview.judge.instructions;
+    setText($("judge-summary"), "Judge " + overview.judge.name + ": " +
+      overview.judge.description + " (show instructions)");
+    setText($("judge-description"), overview.judge.description);
+    setText($("judge-instructions"), overview.judge.instructions);
     var notes = $("notes");
     clear(notes);
     notes.className = "notes";
@@ -138,9 +147,8 @@
   }
 
   function pill(label, value) {
-    var span = el("span", "pill" + (value ? " pill-" + value : ""));
-    span.textContent = label + ": " + (value || "\u2014");
-    return span;
+    return el("span", "pill" + (value ? " pill-" + value : ""), label + ": " +
+      (value || "\u2014"));
   }
 
   function renderRow(row) {
@@ -197,7 +205,7 @@
     row.rejections.forEach(function (rejection) {
       var p = el("p");
       p.appendChild(el("code", null, rejection.code));
-      p.appendChild(document.createTextNode(" " + rejection.message));
+      p.appendChild(text(" " + rejection.message));
       box.appendChild(p);
     });
   }
@@ -211,7 +219,7 @@
     head.appendChild(el("strong", null, "The model said " + review.outcome));
     var samples = review.samples && review.samples.length > 1 ?
       " (samples: " + review.samples.join(", ") + ")" : "";
-    head.appendChild(document.createTextNode(samples + "; the label was " +
+    head.appendChild(text(samples + "; the label was " +
       (review.expected_then || "\u2014") + " when the report was made."));
     box.appendChild(head);
     if (review.reasoning) box.appendChild(el("p", "review-reasoning", review.reasoning));
@@ -223,17 +231,17 @@
     box.hidden = !gate;
     if (!gate) return;
     box.className = "gate" + (gate.applies ? " gate-match" : "");
-    var text;
-    if (gate.error) text = "Gate: could not be decided (" + gate.error + ").";
+    var sentence;
+    if (gate.error) sentence = "Gate: could not be decided (" + gate.error + ").";
     else if (gate.applies) {
-      text = "Gate: matches event" + (gate.matches.length > 1 ? "s " : " ") +
+      sentence = "Gate: matches event" + (gate.matches.length > 1 ? "s " : " ") +
         gate.matches.map(function (i) { return i + 1; }).join(", ") +
         " (marked below): the judge runs on this conversation.";
     } else {
-      text = "Gate: does not match this conversation, so the judge would not run on it " +
+      sentence = "Gate: does not match this conversation, so the judge would not run on it " +
         "(a gate miss; usually not_applicable).";
     }
-    box.textContent = text;
+    setText(box, sentence);
   }
 
   function showRow(keepStatus) {

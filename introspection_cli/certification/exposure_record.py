@@ -1,0 +1,124 @@
+"""Recording looks: the one call every command that evaluates test rows makes.
+
+``judges eval`` (``--split test``, ``--threshold-split test``), ``judges
+certify`` (and ``--verify``) and ``judges estimate --report`` on a test split
+each append one look per judge (per model) whose test rows were judged, through
+:func:`record_look`. Rows whose outcome is an error are no look at them (the
+model gave no verdict): a run that failed at the provider and is run again adds
+only what it judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
+from introspection_cli.certification.exposure_file import (
+    append_looks,
+    exposure_path,
+    look_rows,
+    migrated_looks,
+)
+from introspection_cli.errors import DataError
+from introspection_cli.provenance import tool_version, utc_now
+
+if TYPE_CHECKING:
+    from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun
+    from introspection_cli.recipe.model import Judge, Recipe
+
+#: (conversation_id, snapshot_hash, expected, outcome) of one evaluated test row.
+TestRow = tuple[str, "str | None", str, str]
+
+
+def test_look(rows: Iterable[TestRow], *, fingerprint: str, samples: int,
+              temperature: float | None, at: str | None = None) -> Look | None:
+    """The look of one evaluation of these test rows; None when none of them was judged."""
+    judged = look_rows(rows)
+    if judged is None:
+        return None
+    seen, digest = judged
+    return Look(at or utc_now(), fingerprint, samples, temperature, seen, digest,
+                tool_version())
+
+
+def run_test_rows(run: JudgeRun) -> list[TestRow]:
+    """The test rows of one judge's run, as a look records them."""
+    return [(row.conversation_id, row.snapshot_hash, row.expected, row.outcome)
+            for row in run.rows if row.split == "test"]
+
+
+def record_look(judges_dir: Path, judge: str, look: Look, *, cache_dir: Path) -> list[Look]:
+    """Append ``look`` to ``judge``'s exposure file (migrating the old ledger's test looks
+    from ``cache_dir`` when the file is new): the file's looks afterwards. Raises
+    :class:`~.exposure_file.ExposureError`."""
+    def migrate() -> list[Look]:
+        from introspection_cli.evaluation.ledger import open_ledger
+
+        ledger = open_ledger(cache_dir)
+        try:
+            return migrated_looks(ledger, judge, look.at, look.tool_version)
+        finally:
+            ledger.close()
+
+    return append_looks(exposure_path(judges_dir, judge), [look], migrate=migrate)
+
+
+def record_test_looks(recipe: Recipe, run: EvalRun, *, samples: int,
+                      cache_dir: Path) -> list[str]:
+    """``judges eval``'s hook: a look for each judge run whose test rows were judged; a
+    look that cannot be recorded is a warning (the run's report stands)."""
+    warnings = []
+    for judge_run in run.judges:
+        judge = recipe.judges.get(judge_run.name)
+        if judge is None or judge_run.fingerprint is None:
+            continue
+        look = test_look(run_test_rows(judge_run), fingerprint=judge_run.fingerprint,
+                         samples=samples, temperature=judge.llm.temperature)
+        if look is None:
+            continue
+        try:
+            looks = record_look(judge.path.parent, judge.name, look, cache_dir=cache_dir)
+        except DataError as exc:  # the file (ExposureError) or the lock on its directory
+            warnings.append(f"judge {judge.name}: {exc}")
+            continue
+        test_rows = {cid: (snapshot or "", expected)
+                     for cid, snapshot, expected, _ in run_test_rows(judge_run)}
+        exposure = derive_exposure(looks, test_rows)
+        if not exposure.clean:
+            warnings.append(exposure_warning(judge.name, exposure))
+    return warnings
+
+
+def exposure_warning(judge: str, exposure: Exposure) -> str:
+    """Why a judge's test figures cannot be taken at face value any more."""
+    return (f"judge {judge}: its test rows are no longer fresh: "
+            + "; ".join(exposure.problems())
+            + ". Its test figures are optimistic: the rubric or the rows have been tuned "
+            "against them. Label fresh test rows (never evaluated) to measure it again")
+
+
+def record_report_look(judge: Judge, entry: Mapping[str, Any]) -> list[str]:
+    """``judges estimate --report R --split test``'s hook: taking a judge's test figures
+    from a report is a look at its test rows. Problems are warnings, one line each."""
+    from introspection_cli.evaluation.cache_dir import default_cache_dir
+    from introspection_cli.evaluation.fingerprint import judge_fingerprint
+
+    fingerprint = entry.get("fingerprint")
+    if not isinstance(fingerprint, str):
+        return [f"judge {judge.name}: the report names no judge version (a version 1 report), "
+                "so this look at its test rows is not recorded in its exposure file"]
+    rows = [row for row in entry.get("rows", ()) if isinstance(row, dict)]
+    samples = max((len(row.get("samples", ())) for row in rows), default=1) or 1
+    temperature = judge.llm.temperature if fingerprint == judge_fingerprint(judge) else None
+    look = test_look([(row["conversation_id"], row.get("snapshot_hash"), row["expected"],
+                       row["outcome"]) for row in rows if row.get("split") == "test"],
+                     fingerprint=fingerprint, samples=samples, temperature=temperature)
+    if look is None:
+        return []
+    try:
+        record_look(judge.path.parent, judge.name, look, cache_dir=default_cache_dir())
+    except DataError as exc:  # the file (ExposureError) or the lock on its directory
+        return [f"judge {judge.name}: {exc}"]
+    return []

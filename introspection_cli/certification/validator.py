@@ -1,0 +1,256 @@
+"""A certificate is a checked claim: everything it states that follows is recomputed.
+
+From the certificate alone (:func:`intrinsic_problem`): each rate from its
+confusion counts, each bound from the rate and n at the recorded level and
+method, ``low <= value <= high``, ``errors <= n``, the decision itself (both
+bounds at the bar, na_recall at ``bar_na``, errors within the ceiling), the bar
+at least the floor CI asks for (0.80 unless ``--min-bar``), and the provider,
+model and parameters against the fingerprint's ``llm`` component. Against the
+repository: the per-row outcomes, with the calibration file's labels, give
+the confusion counts (:func:`outcomes_problem`), and the certifying run is in
+the exposure file with the exposure recorded (:func:`exposure_check`).
+
+``check``, ``judges status`` and ``judges estimate`` all go through here (via
+:func:`.state.assess_certificate`). What this proves and what it does not: the
+certificate is the recorded run, unchanged, and it is consistent with the
+repository; a committer who forges the outcomes, the labels and the exposure
+file together is not caught here, only in review and by ``judges certify
+--verify``, which runs the judge again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from introspection_cli.certification.certificate import (
+    LABELS,
+    OUTCOMES,
+    Certificate,
+    LabelledRow,
+    RateRecord,
+    Sequential,
+)
+from introspection_cli.certification.decision import DEFAULT_ALPHA, interval_name, z_for
+from introspection_cli.certification.exposure import (
+    Look,
+    derive_exposure,
+    looks_under,
+    outcomes_digest,
+)
+from introspection_cli.statistics import Interval, wilson_interval
+
+#: The bar ``check --require-certified`` (and every reader) asks for unless ``--min-bar``.
+MIN_BAR = 0.8
+#: How far a recomputed figure may be from the recorded one: rounding, never a real change.
+_TOLERANCE = 1e-9
+
+#: method -> the interval of ``successes`` of ``n`` at one-sided level ``alpha`` after the
+#: recorded looks. ``wilson`` is the Wilson bound; an anytime-valid method is added here.
+Bound = Callable[[int, int, float, Sequential], Interval | None]
+BOUNDS: dict[str, Bound] = {
+    "wilson": lambda successes, n, alpha, _: wilson_interval(successes, n, z_for(alpha)),
+}
+
+#: rate -> (its label, the outcomes that agree with it).
+_RATES: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "tpr": ("pass", ("pass",)), "tnr": ("fail", ("fail",)),
+    "na_recall": ("not_applicable", ("not_applicable", "gated"))}
+
+
+def intrinsic_problem(certificate: Certificate, *, min_bar: float = MIN_BAR) -> str | None:
+    """What in the certificate does not follow from the rest of it, or None."""
+    for check in (_level_problem, _counts_problem, _rates_problem, _decision_problem):
+        problem = check(certificate, min_bar)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _level_problem(certificate: Certificate, min_bar: float) -> str | None:
+    if not 0 < certificate.bar < 1:
+        return f"its bar {certificate.bar:g} is no bar: it must be above 0 and below 1"
+    if certificate.bar < min_bar:
+        return (f"it was certified at bar {certificate.bar:g}, below the {min_bar:g} a "
+                f"certificate must reach (check --min-bar {certificate.bar:g} accepts it)")
+    if not 0 < certificate.alpha < 0.5:
+        return f"its level alpha {certificate.alpha:g} is not a one-sided level in (0, 0.5)"
+    family = certificate.family_wise
+    if family is not None and certificate.alpha > family.alpha + _TOLERANCE:
+        return (f"its level alpha {certificate.alpha:g} is above its family's "
+                f"{family.alpha:g}: a family-wise test never loosens a judge's level")
+    if certificate.sequential.method not in BOUNDS:
+        return (f"its bounds were computed by method {certificate.sequential.method!r}, which "
+                "this version of introspection does not know: upgrade it, or certify again")
+    exposure = certificate.exposure
+    if exposure.looks < exposure.procedures or (
+            certificate.split == "test" and certificate.sequential.looks > exposure.looks):
+        return (f"its exposure counts do not add up ({exposure.procedures} procedure(s), "
+                f"{exposure.looks} look(s), {certificate.sequential.looks} under its own)")
+    return None
+
+
+def _counts_problem(certificate: Certificate, _: float) -> str | None:
+    if certificate.errors > certificate.n:
+        return f"it counts {certificate.errors} error rows among only {certificate.n} rows"
+    if len(certificate.outcomes) != certificate.n:
+        return (f"it lists {len(certificate.outcomes)} per-row outcomes for n = "
+                f"{certificate.n} rows")
+    ids = [cid for cid, _ in certificate.outcomes]
+    if len(set(ids)) != len(ids):
+        return "a conversation appears twice among its per-row outcomes"
+    unknown = sorted({outcome for _, outcome in certificate.outcomes} - set(OUTCOMES))
+    if unknown:
+        return f"{unknown[0]!r} is not an outcome ({', '.join(OUTCOMES)})"
+    confusion = certificate.confusion
+    total = sum(sum(row.values()) for row in confusion.values())
+    if total != certificate.n:
+        return f"its confusion counts {total} rows, not n = {certificate.n}"
+    errors = sum(row["error"] for row in confusion.values())
+    if errors != certificate.errors:
+        return f"its confusion counts {errors} error rows, not the {certificate.errors} stated"
+    return None
+
+
+def _rates_problem(certificate: Certificate, _: float) -> str | None:
+    for name, (label, agreeing) in _RATES.items():
+        record: RateRecord | None = getattr(certificate, name)
+        row = certificate.confusion[label]
+        n = sum(row.values()) - row["error"]
+        successes = sum(row[outcome] for outcome in agreeing)
+        problem = _rate_problem(name, record, successes, n, certificate)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _rate_problem(name: str, record: RateRecord | None, successes: int, n: int,
+                  certificate: Certificate) -> str | None:
+    if record is None and n == 0:
+        return None
+    if record is None or n == 0:
+        return (f"its {name} is {'null' if record is None else 'stated'} but its confusion has "
+                f"{n} scorable row(s) of that label")
+    if not record.low <= record.value <= record.high:
+        return (f"its {name} interval {record.low:.3f}–{record.high:.3f} does not hold its "
+                f"value {record.value:.3f} (low <= value <= high)")
+    if record.n != n or not math.isclose(record.value, successes / n, abs_tol=_TOLERANCE):
+        return (f"its {name} {record.value:.3f} over {record.n} rows does not follow from its "
+                f"confusion ({successes} of {n})")
+    bound = BOUNDS[certificate.sequential.method](successes, n, certificate.alpha,
+                                                  certificate.sequential)
+    assert bound is not None  # n >= 1
+    if not (math.isclose(record.low, bound.low, abs_tol=_TOLERANCE)
+            and math.isclose(record.high, bound.high, abs_tol=_TOLERANCE)):
+        return (f"its {name} bounds {record.low:.3f}–{record.high:.3f} do not follow from "
+                f"{successes} of {n} (the {interval_name(certificate.alpha)} is "
+                f"{bound.low:.3f}–{bound.high:.3f})")
+    return None
+
+
+def _decision_problem(certificate: Certificate, _: float) -> str | None:
+    for name in ("tpr", "tnr"):
+        low = getattr(certificate, name).low
+        if low < certificate.bar:
+            return (f"its {name} lower bound {low:.3f} is below its own bar "
+                    f"{certificate.bar:g}: it certifies nothing")
+    na_recall, bar_na = certificate.na_recall, certificate.bar_na
+    if bar_na is not None and (na_recall is None or na_recall.low < bar_na):
+        return f"its na_recall does not reach its own --bar-na {bar_na:g}: it certifies nothing"
+    if certificate.errors > certificate.max_error_rate * certificate.n + _TOLERANCE:
+        return (f"{certificate.errors} of its {certificate.n} rows are errors, above its own "
+                f"--max-error-rate {certificate.max_error_rate:g}: it certifies nothing")
+    return None
+
+
+def llm_problem(certificate: Certificate) -> str | None:
+    """The provider, model and parameters it names against its fingerprint's llm part."""
+    from introspection_cli.fixture.canonical import canonical_json
+
+    llm = {"provider": certificate.provider, "model": certificate.model,
+           "temperature": certificate.temperature,
+           "max_output_tokens": certificate.max_output_tokens}
+    digest = "sha256:" + hashlib.sha256(canonical_json(llm)).hexdigest()
+    if digest == certificate.components["llm"]:
+        return None
+    return (f"the provider, model and parameters it names ({certificate.provider}/"
+            f"{certificate.model}) are not the ones its fingerprint was made from")
+
+
+def outcomes_problem(certificate: Certificate, rows: Sequence[LabelledRow]) -> str | None:
+    """Whether the per-row outcomes, with the split's current labels, give its counts.
+
+    Only meaningful when the split's rows are the certified ones (``rows_digest``)."""
+    labels = {row.conversation_id: row.expected for row in rows}
+    listed = {cid for cid, _ in certificate.outcomes}
+    if listed != labels.keys():
+        missing = sorted(labels.keys() - listed)[:3] or sorted(listed - labels.keys())[:3]
+        return (f"its per-row outcomes are not the rows of split {certificate.split} "
+                f"(e.g. {', '.join(missing)})")
+    confusion = {label: dict.fromkeys(OUTCOMES, 0) for label in LABELS}
+    for cid, outcome in certificate.outcomes:
+        confusion[labels[cid]][outcome] += 1
+    for label in LABELS:
+        if confusion[label] != dict(certificate.confusion[label]):
+            return (f"its per-row outcomes and the calibration file's labels do not give its "
+                    f"counts: rows labelled {label} were judged {_counts(confusion[label])}, "
+                    f"it states {_counts(certificate.confusion[label])}")
+    return None
+
+
+def _counts(row: Mapping[str, int]) -> str:
+    return ", ".join(f"{count} {outcome}" for outcome, count in row.items() if count) or "none"
+
+
+def certifying_looks(certificate: Certificate, looks: Sequence[Look]) -> list[int]:
+    """The indexes of the looks that may have made the certificate: its time, procedure
+    and outcomes (several when runs of the same rows fell in the same second)."""
+    digest = outcomes_digest((cid, outcome) for cid, outcome in certificate.outcomes
+                             if outcome != "error")
+    wanted = (certificate.certified_at, certificate.fingerprint, certificate.samples, digest)
+    return [index for index, look in enumerate(looks)
+            if (look.at, look.fingerprint, look.samples, look.outcomes_digest) == wanted]
+
+
+def exposure_check(certificate: Certificate, looks: Sequence[Look],
+                   rows: Sequence[LabelledRow]) -> tuple[str | None, bool]:
+    """(why it is invalid, or None; whether the exposure file now says otherwise than the
+    certificate about the time it was issued). For a certificate of the test split whose
+    rows are the certified ones."""
+    candidates = certifying_looks(certificate, looks)
+    if not candidates:
+        return ("the run that made it is not in the judge's exposure file (was the file "
+                "edited, or the certificate written by hand?)"), False
+    test_rows = {row.conversation_id: (row.snapshot_hash, row.expected) for row in rows}
+    procedure = (certificate.fingerprint, certificate.samples)
+    for index in candidates:
+        before = looks[:index + 1]
+        if derive_exposure(before, test_rows).same_record(certificate.exposure) and \
+                looks_under(before, procedure, test_rows) == certificate.sequential.looks:
+            return None, False
+    return None, True
+
+
+def legacy_problem(data: Mapping[str, Any]) -> str | None:
+    """A version 1 certificate's own figures: each bound from its value and n at 95%, its
+    bar, its error count."""
+    if data["errors"] > data["n"]:
+        return f"it counts {data['errors']} error rows among only {data['n']} rows"
+    for name in ("tpr", "tnr"):
+        rate = data[name]
+        if rate["low"] < data["bar"]:
+            return (f"its {name} lower bound {rate['low']:.3f} is below its own bar "
+                    f"{data['bar']:g}: it certifies nothing")
+        if not rate["low"] <= rate["value"] <= rate["high"]:
+            return f"its {name} interval does not hold its value (low <= value <= high)"
+        successes = round(rate["value"] * rate["n"])
+        bound = wilson_interval(successes, rate["n"], z_for(DEFAULT_ALPHA))
+        assert bound is not None  # n >= 1 by the schema
+        if not (math.isclose(successes / rate["n"], rate["value"], abs_tol=_TOLERANCE)
+                and abs(bound.low - rate["low"]) < 5e-4 and abs(bound.high - rate["high"]) < 5e-4):
+            return (f"its {name} {rate['value']:.3f} ({rate['low']:.3f}–{rate['high']:.3f}) over "
+                    f"{rate['n']} rows is no Wilson 95% interval of a count")
+    return None
+

@@ -1,0 +1,147 @@
+"""The steps of certifying one judge, each small: what ``judges certify`` is made of.
+
+A :class:`Candidate` is one judge on its way to a decision: prepared from the
+files (:func:`prepare`: decided early when rows are rejected or too few to
+ever reach the bar, and refused when its exposure file is broken), then, after
+the run, its look recorded and its exposure derived (:func:`record_exposure`),
+decided (:mod:`introspection_cli.certification.decision`, or a family's
+levels) and, when certified, written (:func:`build_certificate`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from introspection_cli.certification.certificate import (
+    LABELS,
+    OUTCOMES,
+    Certificate,
+    FamilyWise,
+    RateRecord,
+    Sequential,
+    SplitRows,
+    certificate_path,
+    read_split,
+)
+from introspection_cli.certification.decision import (
+    Certification,
+    Rate,
+    insufficient,
+    rejected_rows,
+)
+from introspection_cli.certification.exposure import (
+    Exposure,
+    Look,
+    derive_exposure,
+    looks_under,
+)
+from introspection_cli.certification.exposure_file import exposure_path, read_looks
+from introspection_cli.certification.exposure_record import record_look, run_test_rows, test_look
+from introspection_cli.evaluation.fingerprint import JudgeIdentity, judge_identity
+from introspection_cli.evaluation.outcomes import JudgeRun
+from introspection_cli.fsutil import check_output_target
+from introspection_cli.provenance import tool_version
+from introspection_cli.recipe.model import Judge
+
+NO_EXPOSURE = Exposure(0, 0, (), (), False)
+
+
+@dataclass
+class Candidate:
+    """One judge being certified, and what is known of it so far."""
+
+    judge: Judge
+    identity: JudgeIdentity
+    provider: str
+    model: str
+    target: Path
+    split: SplitRows
+    #: The decision the file alone made (rejected rows, too few rows), before any call.
+    early: Certification | None = None
+    run: JudgeRun | None = None
+    look: Look | None = None
+    exposure: Exposure = NO_EXPOSURE
+    #: Looks at these rows under this procedure, this one included.
+    sequential_looks: int = 1
+    decision: Certification | None = None
+    family: FamilyWise | None = None
+
+    @property
+    def name(self) -> str:
+        return self.judge.name
+
+    @property
+    def final(self) -> Certification:
+        decision = self.decision or self.early
+        assert decision is not None  # decided before anything reads it
+        return decision
+
+
+def prepare(judge: Judge, *, provider: str | None, model: str | None, split: str,
+            bar: float) -> Candidate:
+    """A judge's candidate, from its files: the split's rows, and the decision they make
+    alone if they do. Raises when the certificate cannot be written or the exposure file
+    cannot be read (before any model call is paid for)."""
+    chosen_provider, chosen_model = provider or judge.llm.provider, model or judge.llm.model
+    identity = judge_identity(judge, provider=chosen_provider, model=chosen_model)
+    target = certificate_path(judge.path.parent, judge.name)
+    check_output_target(target, flag="the certificate")
+    rows = read_split(judge.calibration_path, split) if judge.calibration_path.is_file() \
+        else SplitRows([], [])
+    if split == "test":
+        read_looks(exposure_path(judge.path.parent, judge.name))  # a broken file: refused
+    candidate = Candidate(judge, identity, chosen_provider, chosen_model, target, rows)
+    labelled = {label: sum(row.expected == label for row in rows.rows) for label in LABELS}
+    if rows.rejected:
+        candidate.early = rejected_rows(labelled, bar,
+                                        sorted({line for line, _, _ in rows.rejected}))
+    else:
+        candidate.early = insufficient(labelled, bar, labelled=labelled)
+    return candidate
+
+
+def record_exposure(candidate: Candidate, *, samples: int, cache_dir: Path,
+                    split: str) -> None:
+    """Append this run's look at the test rows, and derive the exposure from the file."""
+    run = candidate.run
+    assert run is not None  # after the run
+    if split != "test":
+        return  # dev and train rows are not held out: no look at test, no exposure
+    judges_dir, name = candidate.judge.path.parent, candidate.name
+    candidate.look = test_look(run_test_rows(run), fingerprint=candidate.identity.fingerprint,
+                               samples=samples, temperature=candidate.judge.llm.temperature)
+    looks = read_looks(exposure_path(judges_dir, name)) if candidate.look is None else \
+        record_look(judges_dir, name, candidate.look, cache_dir=cache_dir)
+    test_rows = {row.conversation_id: (row.snapshot_hash, row.expected)
+                 for row in candidate.split.rows}
+    candidate.exposure = derive_exposure(looks, test_rows)
+    candidate.sequential_looks = looks_under(looks, (candidate.identity.fingerprint, samples),
+                                             test_rows)
+
+
+def build_certificate(candidate: Candidate, *, split: str, samples: int,
+                      accepted: str | None, certified_at: str) -> Certificate:
+    """The certificate of a certified candidate."""
+    run, decision = candidate.run, candidate.decision
+    assert run is not None and decision is not None and decision.certified
+    assert decision.tpr is not None and decision.tnr is not None
+    confusion = {label: dict.fromkeys(OUTCOMES, 0) for label in LABELS}
+    for row in run.rows:
+        confusion[row.expected][row.outcome] += 1
+    llm = candidate.judge.llm
+    return Certificate(
+        candidate.name, candidate.identity.fingerprint, dict(candidate.identity.components),
+        candidate.provider, candidate.model, llm.temperature, llm.max_output_tokens,
+        split, decision.bar, decision.bar_na, decision.max_error_rate,
+        decision.alpha, candidate.family, samples, candidate.split.digest, decision.rows,
+        _record(decision.tpr), _record(decision.tnr),
+        None if decision.na_recall is None else _record(decision.na_recall), decision.errors,
+        confusion, tuple((row.conversation_id, row.outcome) for row in run.rows),
+        candidate.exposure, accepted, Sequential(max(1, candidate.sequential_looks)),
+        tool_version(), certified_at)
+
+
+def _record(rate: Rate) -> RateRecord:
+    interval = rate.interval
+    return RateRecord(interval.value, interval.low, interval.high, rate.n)

@@ -1,0 +1,260 @@
+"""``judges estimate --design random --rows FILE``: PPI++ when the labels are a random sample.
+
+FILE holds production rows, some labelled (``expected`` set) and drawn at random
+from the same conversations as the others. The judge runs over every row
+(runner, verdict cache, ``--batch``, progress as in ``judges eval``); θ is then
+estimated by prediction-powered inference (:mod:`introspection_cli.estimation.ppi`),
+beside the labelled rows' own Wilson interval and the effective sample size.
+
+Before PPI is used the design is checked: a labelled set whose verdict mix differs
+from the unlabelled rows' beyond chance (a two-sample test at 1%) is not a random
+sample of them, and PPI is refused (a balanced or hand-picked gold set is what the
+calibration correction, ``estimate`` without ``--design``, is for).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.estimation.counts import EstimateRefused
+from introspection_cli.evaluation.fingerprint import judge_fingerprint
+from introspection_cli.evaluation.plan import load_valid_recipe
+from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
+from introspection_cli.recipe.model import Judge
+from introspection_cli.recipe.selection import named_judge
+from introspection_cli.statistics import Interval, homogeneity_test, wilson_interval
+from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+
+if TYPE_CHECKING:
+    from introspection_cli.estimation.ppi import RateEstimate, Stratum
+    from introspection_cli.evaluation.batch import BatchEvents
+
+#: The design check's level: the labelled rows' verdict mix is refused as not random below it.
+DESIGN_LEVEL = 0.01
+MIN_LABELLED, MIN_SEGMENT_LABELLED = 30, 10
+_MIX = ("pass", "fail", "not_applicable", "gated")
+_NO_VALUE = "(none)"
+
+
+@dataclass(frozen=True)
+class ScoredRow:
+    """One production row: its label (None when unlabelled), the judge's outcome, its segment."""
+
+    label: str | None
+    outcome: str
+    segment: str
+
+
+def estimate_random_design(path: Path, options: EvalOptions, rows_file: Path, *, judge_name: str,
+                           by_gate: bool, segment: str | None, fmt: str,
+                           progress: ProgressCallback | None = None,
+                           batch_events: BatchEvents | None = None) -> EvalCommandResult:
+    """Run the judge over ``rows_file`` and estimate θ by PPI++ (or refuse, saying why)."""
+    recipe, warnings = load_valid_recipe(path, [judge_name])
+    judge = named_judge(recipe, judge_name)
+    rows, rejected, problems, code = _score_rows(path, judge, rows_file, options, progress,
+                                                 batch_events, by_gate=by_gate, key=segment)
+    try:
+        payload = _estimate(judge, rows_file, rows, rejected, by_gate=by_gate, segment=segment)
+    except EstimateRefused as refusal:
+        if code == ExitCode.OK:
+            raise
+        return EvalCommandResult("", code, (*problems, str(refusal)))
+    notes = [*warnings, *payload["notes"]]
+    from introspection_cli.workflows.estimate_render import render_random_design
+
+    text = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n" if fmt == "json"
+            else render_random_design(payload))
+    return EvalCommandResult(text, code, (*problems, *(f"warning: {n}" for n in notes)),
+                             payload)
+
+
+def _score_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOptions,
+                progress: ProgressCallback | None, batch_events: BatchEvents | None, *,
+                by_gate: bool,
+                key: str | None) -> tuple[list[ScoredRow], int, list[str], ExitCode]:
+    from introspection_cli.evaluation.plan import plan_production
+    from introspection_cli.evaluation.runner import run_plans
+
+    if not rows_file.is_file():
+        raise UsageError(f"--rows {rows_file}: no such file; pass exported fixtures, some "
+                         "labelled at random (`introspection judges label`)")
+    plan, verified = plan_production(judge, rows_file, provider=options.provider,
+                                     model=options.model, regex_timeout=options.regex_timeout)
+    result = run_plans(str(recipe), [plan], options, progress=progress,
+                       batch_events=batch_events)
+    (run,) = result.run.judges
+    rows = []
+    for row in run.rows:
+        source = verified[row.line]
+        if by_gate:
+            name = "gate misses" if row.outcome == "gated" else "gate matches"
+        else:
+            name = _segment_value(source.judge_input, key) if key else "all"
+        rows.append(ScoredRow(source.expected, row.outcome, name))
+    problems: list[str] = []
+    code = ExitCode.OK
+    if run.rejected:
+        problems.append(f"{len(run.rejected)} row(s) of {rows_file} rejected; they are left out")
+        code = ExitCode.PROBLEMS
+    failed, failures = provider_failure(result)
+    if failed is not None:
+        problems += [*failures, "those rows are left out of the estimate"]
+        code = failed
+    return rows, len(run.rejected), problems, code
+
+
+def _segment_value(judge_input: Mapping[str, Any], key: str) -> str:
+    """The value at ``key`` (a dotted path; a number indexes a list) as text."""
+    value: Any = judge_input
+    for part in key.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _NO_VALUE
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _estimate(judge: Judge, rows_file: Path, rows: Sequence[ScoredRow], rejected: int, *,
+              by_gate: bool, segment: str | None) -> dict[str, Any]:
+    from introspection_cli.estimation.ppi import ppi_rate
+
+    labelled = [row for row in rows if row.label is not None]
+    unlabelled = [row for row in rows if row.label is None]
+    if not labelled:
+        raise EstimateRefused(f"no row of {rows_file} is labelled: --design random estimates "
+                              "from a random sample of the rows labelled (`introspection "
+                              "judges label`); without labels, correct with the calibration "
+                              "instead (drop --design)")
+    check = _design_check(labelled, unlabelled)
+    population = [row for row in rows if row.outcome != "error"
+                  and (by_gate or row.outcome != "gated")]
+    strata = _strata(population)
+    labels = sum(len(stratum.labelled) for stratum, _ in strata.values())
+    if labels < MIN_LABELLED:
+        raise EstimateRefused(f"only {labels} labelled rows with a verdict to estimate from; "
+                              f"PPI's normal interval needs at least {MIN_LABELLED}: label "
+                              f"{MIN_LABELLED - labels} more, drawn at random")
+    small = [name for name, (stratum, _) in strata.items()
+             if len(stratum.labelled) < MIN_SEGMENT_LABELLED]
+    if len(strata) > 1 and small:
+        raise EstimateRefused(f"segment {small[0]!r} has fewer than {MIN_SEGMENT_LABELLED} "
+                              "labelled rows, too few for a stratified estimate: use fewer "
+                              "segments (another --segment key) or label more rows")
+    overall = _summary(ppi_rate([stratum for stratum, _ in strata.values()]),
+                       [row for row in population if row.label is not None])
+    if overall["estimate"] is None:
+        raise EstimateRefused(overall["reason"])
+    segments = _segments(strata) if len(strata) > 1 or by_gate or segment else None
+    return {
+        "judge": judge.name, "fingerprint": judge_fingerprint(judge), "design": "random",
+        "rows": {"path": str(rows_file), "rejected": rejected,
+                 "labelled": _outcomes(labelled), "unlabelled": _outcomes(unlabelled)},
+        "design_check": check,
+        "population": "every conversation (gate matches and misses)" if by_gate
+        else "conversations the gate lets through",
+        **overall,
+        "segments": segments,
+        "segment_by": "gate" if by_gate else segment,
+        "method": "PPI++ (power-tuned lambda; Angelopoulos et al. 2023), 95% normal interval "
+                  "on the log-odds scale" + (", stratified by segment" if segments else ""),
+        "notes": [] if unlabelled else [f"every row of {rows_file} is labelled: the "
+                                        "estimate is the labels' own"],
+    }
+
+
+def _design_check(labelled: Sequence[ScoredRow],
+                  unlabelled: Sequence[ScoredRow]) -> dict[str, Any] | None:
+    """Refuse PPI when the labelled rows' verdict mix is not that of a random sample."""
+    first = [sum(1 for row in labelled if row.outcome == o) for o in _MIX]
+    second = [sum(1 for row in unlabelled if row.outcome == o) for o in _MIX]
+    test = homogeneity_test(first, second)
+    if test is None:
+        return None
+    if test.p_value < DESIGN_LEVEL:
+        shares = ", ".join(f"{o} {a / sum(first):.0%}/{b / sum(second):.0%}"
+                           for o, a, b in zip(_MIX, first, second, strict=True) if a + b)
+        raise EstimateRefused(
+            "the labelled rows are not a random sample of the others: their verdict mix "
+            f"differs beyond chance (labelled/unlabelled: {shares}; chi-square "
+            f"{test.statistic:.1f}, df {test.df}, p = {test.p_value:.2g} < {DESIGN_LEVEL}), "
+            "as a balanced or hand-picked gold set's does, and PPI would be biased. Correct "
+            "with that set as the calibration instead (`judges estimate` without --design, "
+            "--report R.json --split S or the certificate), or label a random sample")
+    return {"test": "chi-square", "statistic": test.statistic, "df": test.df,
+            "p_value": test.p_value, "level": DESIGN_LEVEL}
+
+
+def _strata(population: Sequence[ScoredRow]) -> dict[str, tuple[Stratum, list[ScoredRow]]]:
+    """Each segment's :class:`~introspection_cli.estimation.ppi.Stratum` and its rows."""
+    import numpy as np
+
+    from introspection_cli.estimation.ppi import Stratum
+
+    members: dict[str, list[ScoredRow]] = {}
+    for row in population:
+        members.setdefault(row.segment, []).append(row)
+    strata = {}
+    for name in sorted(members):
+        rows = members[name]
+        labelled = np.array([[row.label == "pass", row.label in ("pass", "fail"),
+                              row.outcome == "pass", row.outcome in ("pass", "fail")]
+                             for row in rows if row.label is not None], dtype=float)
+        unlabelled = np.array([[row.outcome == "pass", row.outcome in ("pass", "fail")]
+                               for row in rows if row.label is None], dtype=float)
+        strata[name] = (Stratum(labelled.reshape(-1, 4), unlabelled.reshape(-1, 2),
+                                len(rows) / len(population)), rows)
+    return strata
+
+
+def _segments(strata: Mapping[str, tuple[Stratum, list[ScoredRow]]]) -> list[dict[str, Any]]:
+    """Each segment's own estimate: its rows alone, with its own λ."""
+    from dataclasses import replace
+
+    from introspection_cli.estimation.ppi import ppi_rate
+
+    return [{"segment": name, "weight": stratum.weight, "rows": len(members),
+             "labelled": len(stratum.labelled),
+             **_summary(ppi_rate([replace(stratum, weight=1.0)]),
+                        [row for row in members if row.label is not None])}
+            for name, (stratum, members) in strata.items()]
+
+
+def _summary(estimate: RateEstimate | None, labelled: Sequence[ScoredRow]) -> dict[str, Any]:
+    """The PPI++ interval (or why there is none), the labels-only Wilson, the effective n."""
+    passed = sum(1 for row in labelled if row.label == "pass")
+    judged = sum(1 for row in labelled if row.label in ("pass", "fail"))
+    wilson = wilson_interval(passed, judged)
+    summary: dict[str, Any] = {
+        "labels_only": None if wilson is None else {**wilson.as_json(), "n": judged},
+        "estimate": None, "effective_labels": None, "lambda": None, "reason": None}
+    if estimate is None:
+        summary["reason"] = "no labelled row is pass or fail: there is no rate to estimate"
+        return summary
+    bounds = estimate.interval()
+    if bounds is None:
+        summary["reason"] = (
+            f"PPI++ puts the rate at {estimate.value:.3f} with standard error "
+            f"{estimate.standard_error:.3f}: at the edge of [0, 1] (or with no spread) it has "
+            f"no interval from {judged} labelled rows; read the labels-only Wilson interval"
+            + (f" ({wilson.low:.3f}–{wilson.high:.3f})" if wilson else "")
+            + ", or label more rows")
+        return summary
+    summary.update(estimate={**Interval(estimate.value, *bounds).as_json(),
+                             "standard_error": estimate.standard_error},
+                   effective_labels=len(labelled) * estimate.effective_labels_ratio,
+                   **{"lambda": list(estimate.lambdas)})
+    return summary
+
+
+def _outcomes(rows: Sequence[ScoredRow]) -> dict[str, Any]:
+    counts = Counter(row.outcome for row in rows)
+    return {"rows": len(rows), "outcomes": {o: counts[o] for o in (*_MIX, "error")}}
