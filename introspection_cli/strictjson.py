@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class StrictJsonError(ValueError):
@@ -67,3 +70,19 @@ def loads(data: str | bytes) -> Any:
     """
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     return DECODER.decode(text)
+
+
+def first_object(text: str, accept: Callable[[Any], T | None]) -> T | None:
+    """The first JSON value starting at a ``{`` in ``text`` (prose around a JSON reply)
+    that ``accept`` turns into something other than None; None when there is none."""
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            obj = None
+        found = accept(obj) if obj is not None else None
+        if found is not None:
+            return found
+        start = text.find("{", start + 1)
+    return None

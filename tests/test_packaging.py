@@ -30,7 +30,10 @@ def test_wheel_ships_schemas_and_installed_package_finds_them(tmp_path: Path) ->
             "introspection_cli/webui/transcript.js",
             "introspection_cli/webui/transcript.css",
             "introspection_cli/reporting/assets/report.css",
-            "introspection_cli/reporting/assets/report.js"} <= set(names)
+            "introspection_cli/reporting/assets/report.js",
+            # judges align's optimizer prompt, rendered from the installed package.
+            "introspection_cli/alignment/prompts/system.j2",
+            "introspection_cli/alignment/prompts/user.j2"} <= set(names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     # Run from an unrelated directory so the source tree cannot be imported instead.

@@ -17,6 +17,7 @@ import typer
 
 from introspection_cli import __version__
 from introspection_cli.cli import (
+    align_cmd,
     auth_cmd,
     check_cmd,
     conversations_cmd,
@@ -53,6 +54,7 @@ def _root(
 
 
 trust_cmd.register(judges_cmd.app)
+align_cmd.register(judges_cmd.app)
 
 
 def _add_auth(app: typer.Typer, subcommand: str | None) -> None:

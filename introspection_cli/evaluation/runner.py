@@ -465,8 +465,6 @@ class _Execution:
     def _settings_for(self, first: Mapping[str, Sequence[RowSlots]]
                       ) -> dict[str, ProviderSettings]:
         """Each provider ``first`` needs to call, with its key; a missing key stops the run."""
-        from introspection_cli.netenv import proxy_for, ssl_context
-
         wanted: dict[str, ProviderSettings] = {}
         for name, rows in first.items():
             if not any(slot.result is None for samples in rows for slot in samples):
@@ -480,16 +478,10 @@ class _Execution:
                     f"the {name} provider for rows not in the cache; export {API_KEY_ENV[name]} "
                     f"(for a local compatible server set {BASE_URL_ENV[name]} and any "
                     "non-empty key)")
-            endpoint = resolve_endpoint(name, self.env)
-            proxy = proxy_for(endpoint, self.env)  # a loopback endpoint: never a proxy
-            # The environment's CAs for whatever the client reaches over TLS: an https
-            # endpoint, an https proxy, or an http endpoint's redirect to https (the
-            # SDKs follow redirects).
-            wanted[name] = ProviderSettings(
-                key, endpoint, self.options.max_retries, self.options.timeout,
-                proxy=proxy.url if proxy is not None else None,
-                verify=(self.tls_context.result() if self.tls_context is not None
-                        else ssl_context(self.env)))
+            wanted[name] = provider_settings(
+                name, key, self.env, max_retries=self.options.max_retries,
+                timeout=self.options.timeout,
+                verify=self.tls_context.result() if self.tls_context is not None else None)
         return wanted
 
     async def _send_in_batches(self, options: BatchOptions,
@@ -629,6 +621,21 @@ class _Execution:
                           cached=bool(samples) and all(s.cached for s in samples),
                           snapshot_hash=row.snapshot_hash,
                           tokens=total_tokens(s.tokens for s in samples))
+
+
+def provider_settings(name: str, key: str, env: Mapping[str, str], *, max_retries: int,
+                      timeout: float, verify: ssl.SSLContext | None = None) -> ProviderSettings:
+    """How to build ``name``'s client with ``key``: its endpoint, the proxy the environment
+    names for it (a loopback endpoint: never one) and the CAs to verify TLS with (``verify``,
+    else the environment's), for whatever the client reaches over TLS: an https endpoint,
+    an https proxy, or an http endpoint's redirect to https (the SDKs follow redirects)."""
+    from introspection_cli.netenv import proxy_for, ssl_context
+
+    endpoint = resolve_endpoint(name, env)
+    proxy = proxy_for(endpoint, env)
+    return ProviderSettings(key, endpoint, max_retries, timeout,
+                            proxy=proxy.url if proxy is not None else None,
+                            verify=verify if verify is not None else ssl_context(env))
 
 
 def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:

@@ -138,17 +138,12 @@ def _parse_tool_arguments(arguments: object,
 
 def _verdict_in_text(text: str) -> ParsedVerdict | None:
     """The first JSON object in ``text`` that is a valid verdict, if any."""
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, _ = strictjson.DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            obj = None
-        parsed = validate_verdict(obj) if obj is not None else None
-        if isinstance(parsed, ParsedVerdict):
-            return parsed
-        start = text.find("{", start + 1)
-    return None
+    return strictjson.first_object(text, _valid_verdict)
+
+
+def _valid_verdict(obj: object) -> ParsedVerdict | None:
+    parsed = validate_verdict(obj)
+    return parsed if isinstance(parsed, ParsedVerdict) else None
 
 
 def _excerpt(text: str) -> str:

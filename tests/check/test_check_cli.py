@@ -166,6 +166,7 @@ def test_version_and_help_for_every_command() -> None:
     assert version.returncode == 0 and version.stdout.startswith("introspection ")
     commands = [[], ["check"], ["schema"], ["judges"], ["judges", "eval"], ["judges", "render"],
                 ["judges", "certify"], ["judges", "estimate"], ["judges", "status"],
+                ["judges", "align"],
                 ["conversations"], ["conversations", "get"], ["login"], ["logout"]]
     for command in commands:
         result = run_cli([*command, "--help"])
@@ -174,7 +175,7 @@ def test_version_and_help_for_every_command() -> None:
 
 
 @pytest.mark.parametrize("name", ["judge", "agent", "skill", "certificate", "eval-report",
-                                  "eval-report-v1", "eval-report-v2"])
+                                  "eval-report-v1", "eval-report-v2", "align-report"])
 def test_schema_command_prints_a_valid_draft_2020_12_schema(name: str) -> None:
     from jsonschema import Draft202012Validator
 

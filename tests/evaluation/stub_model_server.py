@@ -10,7 +10,9 @@ the conversation the judge is shown:
 - no marker — ``pass``.
 
 A test may instead push :class:`StubReply` values onto :attr:`StubModelServer.queue`
-(served first, in order) or pass a ``script`` function of the request. Requests
+(served first, in order) or pass a ``script`` function of the request:
+:class:`RubricWordsScript` is one for ``judges align``, whose verdicts depend on the
+words of the judge's rubric and whose optimizer replies are scripted. Requests
 are recorded (path, API, JSON body) for assertions; headers are not recorded, and
 the Authorization / x-api-key value is only compared, never stored.
 """
@@ -23,7 +25,7 @@ import re
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -58,6 +60,17 @@ class RecordedRequest:
             if message.get("role") == "user":
                 return _text_of(message.get("content"))
         return ""
+
+    @property
+    def tool_name(self) -> str | None:
+        """The forced tool's name (``submit_verdict`` for a judge, ``propose_edit`` for
+        ``judges align``'s optimizer), for either API."""
+        choice = self.body.get("tool_choice")
+        if not isinstance(choice, dict):
+            return None
+        function = choice.get("function")
+        name = function.get("name") if isinstance(function, dict) else choice.get("name")
+        return name if isinstance(name, str) else None
 
     @property
     def system_text(self) -> str:
@@ -292,6 +305,57 @@ def _chat(message: dict[str, Any], finish: str) -> dict[str, Any]:
 def _message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
     return {"id": "msg_stub", "type": "message", "role": "assistant", "model": "stub",
             "content": content, "stop_reason": stop, "usage": _usage("anthropic")}
+
+
+_RUBRIC = re.compile(r"# Evaluation instructions\n\n(.*?)\n\n# Conversation to evaluate", re.S)
+_CURRENT_RUBRIC = re.compile(r"# The judge's current rubric\n\n(.*?)\n\n# Disagreements", re.S)
+_TOPIC = re.compile(r"\bTOPIC:([a-z]+)")
+#: A rubric holding this phrase passes every conversation (a rubric collapsing a class).
+PASS_EVERYTHING = "everything passes"
+#: A judge request whose rubric holds this marker gets a 500 (a provider failing).
+BROKEN_RUBRIC = "STUB-SERVER-ERROR"
+
+
+def rubric_verdict(user_text: str) -> str:
+    """The verdict of a judge whose rubric's words decide: a conversation marked
+    ``TOPIC:word`` passes when the rubric names ``word`` (or says :data:`PASS_EVERYTHING`)
+    and fails otherwise; one without a topic is not_applicable."""
+    found = _RUBRIC.search(user_text)
+    rubric = found.group(1) if found else ""
+    topic = _TOPIC.search(user_text[found.end():] if found else user_text)
+    if topic is None:
+        return "not_applicable"
+    if PASS_EVERYTHING in rubric.lower():
+        return "pass"
+    named = re.search(rf"\b{topic.group(1)}\b", rubric, re.IGNORECASE)
+    return "pass" if named else "fail"
+
+
+class RubricWordsScript:
+    """A ``script`` for ``judges align``: judge requests get :func:`rubric_verdict`;
+    optimizer requests (the forced tool ``propose_edit``) get the next scripted edit,
+    a new rubric (or a :class:`StubReply` to send as it is). Once the edits run out, the
+    optimizer proposes the current rubric unchanged."""
+
+    def __init__(self, edits: Sequence[str | StubReply] = ()) -> None:
+        self.edits: deque[str | StubReply] = deque(edits)
+        self.lock = threading.Lock()
+
+    def __call__(self, request: RecordedRequest, attempt: int) -> StubReply:
+        if request.tool_name != "propose_edit":
+            if BROKEN_RUBRIC in request.user_text.partition("# Conversation to evaluate")[0]:
+                return error_reply(request.api, 500, "broken", retry_after=True)
+            verdict = rubric_verdict(request.user_text)
+            return StubReply(body=tool_reply(request.api, _args(verdict)))
+        with self.lock:
+            edit = self.edits.popleft() if self.edits else None
+        if isinstance(edit, StubReply):
+            return edit
+        if edit is None:
+            current = _CURRENT_RUBRIC.search(request.user_text)
+            edit = current.group(1) if current else ""
+        return StubReply(body=tool_reply(request.api, json.dumps(
+            {"rationale": "scripted edit", "instructions": edit}), name="propose_edit"))
 
 
 class _Server(ThreadingHTTPServer):
