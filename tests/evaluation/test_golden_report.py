@@ -106,6 +106,7 @@ def run_eval_cli(args: list[str], output: Path, capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit) as info:
         main(["judges", "eval", *args, "--format", "json", "--output", str(output)])
     _, err = capsys.readouterr()
+    assert output.exists(), err
     return int(info.value.code or 0), output.read_bytes(), err
 
 
