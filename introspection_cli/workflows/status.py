@@ -22,18 +22,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from introspection_cli.certification.bounds import (
+    DEFAULT_ALPHA,
+    WILSON,
+    BoundMethod,
+    method_for,
+    plan_for,
+)
 from introspection_cli.certification.certificate import (
     Certificate,
     LabelledRow,
     certificate_path,
     read_certificate,
 )
-from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
+from introspection_cli.certification.exposure import Exposure, Look, derive_exposure, looks_under
 from introspection_cli.certification.power import (
     ASSUMED_RATE,
     PowerPlan,
     class_mix,
-    plan_with_power,
     share_reaching,
     shrunk_rate,
 )
@@ -43,7 +49,7 @@ from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, compile_gate
 from introspection_cli.evaluation.ledger import Ledger
 from introspection_cli.recipe.model import Judge
-from introspection_cli.statistics import Interval, rows_to_reach, wilson_interval
+from introspection_cli.statistics import Interval, wilson_interval
 
 LABELS = ("pass", "fail", "not_applicable", "unlabelled")
 SPLIT_ROWS = ("train", "dev", "test", "unsplit")
@@ -178,8 +184,10 @@ class Plan:
     never: tuple[str, ...] = ()
 
 
-def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float) -> Plan:
-    floor = rows_to_reach(bar)
+def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float,
+              bound: BoundMethod = WILSON) -> Plan:
+    """The plan for the judge's next certification, decided with ``bound``."""
+    floor = bound.floor(bar, DEFAULT_ALPHA)
     if floor is None:
         raise ValueError(f"no number of rows reaches a bar of {bar:g}")
     test = {label: counts.labelled(label, "test") for label in PLANNED}
@@ -192,8 +200,8 @@ def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float) -> Plan:
         else:
             rates[label] = ASSUMED_RATE
             assumed.append(label)
-    power = plan_with_power(rates, test, bar=bar, test_share=share_reaching(counts.table),
-                            class_mix=class_mix(counts.table))
+    power = plan_for(bound, rates, test, bar=bar, alpha=DEFAULT_ALPHA,
+                     test_share=share_reaching(counts.table), class_mix=class_mix(counts.table))
     never = tuple(label for label, plan in power.classes.items() if plan.rows is None)
     return Plan(bar, floor, perfect, power, tuple(assumed), never)
 
@@ -249,7 +257,15 @@ def judge_status(judge: Judge, ledger: Ledger, bar: float) -> JudgeStatus:
     dev = dev_figures(counts.dev_labels, ledger.outcomes(judge.name, fingerprint)) \
         if counts.dev_labels else None
     return JudgeStatus(judge.name, judge.calibration_path, fingerprint, counts, state,
-                       exposure, dev, make_plan(counts, dev, bar), problem)
+                       exposure, dev, make_plan(counts, dev, bar, next_bound(
+                           looks or [], fingerprint, counts.test_rows)), problem)
+
+
+def next_bound(looks: Sequence[Look], fingerprint: str,
+               test_rows: Mapping[str, tuple[str, str]]) -> BoundMethod:
+    """The bound ``judges certify`` (one sample per row) would decide these test rows with:
+    the anytime-valid one once the judge's current version has looked at them."""
+    return method_for(looks_under(looks, (fingerprint, 1), test_rows) + 1)
 
 
 def _or_raise(looks: list[Look] | None, problem: str | None) -> list[Look]:
