@@ -9,7 +9,11 @@ with numpy; every rate claimed is also a seeded simulation.
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +22,9 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from introspection_cli.certification import sequential
-from introspection_cli.certification.bounds import ANYTIME, WILSON, method_for, plan_for
+from introspection_cli.certification.bounds import ANYTIME, METHODS, WILSON, method_for, plan_for
+from introspection_cli.certification.certificate import Certificate, Sequential
+from introspection_cli.certification.validator import intrinsic_problem
 from introspection_cli.statistics import wilson_interval
 from tests.certification.anytime_oracle import (
     oracle_anytime_plan,
@@ -26,6 +32,11 @@ from tests.certification.anytime_oracle import (
     oracle_lower,
     oracle_threshold,
 )
+from tests.certification.test_certify_cli import _recipe, _rows, certify, check
+from tests.certification.test_validator import _built
+from tests.conftest import run_cli
+from tests.evaluation.conftest import fixture_row
+from tests.evaluation.stub_model_server import StubModelServer
 
 ALPHA = 0.025
 JOINT = math.sqrt(0.8)  # each of two classes, for 80% together
@@ -65,7 +76,7 @@ def test_the_mixture_falls_with_the_rate_up_to_the_observed_rate(n: int) -> None
     for successes in range(1, n + 1, max(1, n // 40)):
         rates = np.linspace(1e-6, successes / n, 300)[:-1]
         values = [sequential.log_mixture(successes, n, float(rate)) for rate in rates]
-        assert all(b <= a + 1e-9 for a, b in zip(values, values[1:], strict=False)), successes
+        assert all(b <= a + 1e-9 for a, b in itertools.pairwise(values)), successes
 
 
 def test_thresholds_floors_and_p_values_agree_with_the_bound() -> None:
@@ -199,3 +210,89 @@ def test_a_plan_for_the_anytime_bound_keeps_its_power(rates: dict[str, float]) -
             passed[label] = agreed[label][:, n - 1] >= method.threshold(n, 0.8, ALPHA)  # type: ignore[operator]
         certified |= passed["pass"] & passed["fail"]
     assert certified.mean() >= 0.78, certified.mean()
+
+
+def _more_rows(passes: int, fails: int) -> list[dict[str, object]]:
+    return [*(fixture_row(f"round2_pass_{i}", f"hi {i} VERDICT:pass", expected="pass",
+                          split="test") for i in range(passes)),
+            *(fixture_row(f"round2_fail_{i}", f"hi {i} VERDICT:fail", expected="fail",
+                          split="test") for i in range(fails))]
+
+
+def test_a_second_look_is_decided_and_recorded_with_the_anytime_bound(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    # Round 1: TPR 18/20 misses 0.80 (Wilson lower bound 0.699). Round 2 adds 30 pass and 10
+    # fail rows: 48/50 and 30/30 clear it even by the anytime-valid bound of a second look.
+    root = _recipe(tmp_path / "r", _rows(20, 20, wrong_passes=2))
+    first = json.loads(certify(root, tmp_path / "cache", "--format", "json").stdout)
+    assert first["decision"] == "not_certified"
+    assert first["sequential"] == {"looks": 1, "method": "wilson"}
+    calibration = root / "judges" / "helpful.calibration.jsonl"
+    with calibration.open("a") as out:
+        out.writelines(json.dumps(row) + "\n" for row in _more_rows(30, 10))
+    second = certify(root, tmp_path / "cache", "--format", "json")
+    assert second.returncode == 0, second.stderr
+    payload = json.loads(second.stdout)
+    assert payload["sequential"] == {"looks": 2, "method": "beta-binomial"}
+    assert payload["tpr"]["low"] == pytest.approx(oracle_lower(48, 50, ALPHA), abs=1e-9)
+    assert payload["tnr"]["low"] == pytest.approx(oracle_lower(30, 30, ALPHA), abs=1e-9)
+    assert payload["exposure"]["clean"] and payload["exposure"]["looks"] == 2
+    written = json.loads((root / "judges" / "helpful.certificate.json").read_text())
+    assert written["sequential"] == {"looks": 2, "method": "beta-binomial",
+                                     "parameters": {"prior": "uniform", "sides": "one"}}
+    assert check(root, "--require-certified")["returncode"] == 0
+    text = run_cli(["judges", "certify", str(root), "--judge", "helpful"],
+                   env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")}).stdout
+    assert "95% anytime-valid interval" in text and "look 3 at these rows" in text
+    # The same counts bounded by Wilson, as if the first look had not happened: invalid.
+    wilson = WILSON.interval(48, 50, ALPHA)
+    assert wilson is not None
+    forged = {**written, "sequential": {"looks": 2, "method": "wilson"},
+              "tpr": {**written["tpr"], "low": wilson.low, "high": wilson.high}}
+    (root / "judges" / "helpful.certificate.json").write_text(json.dumps(forged))
+    report = check(root)
+    (invalid,) = [d for d in report["diagnostics"] if d["code"] == "certificate-invalid"]
+    assert "wilson bounds after 2 look(s)" in invalid["message"]
+
+
+def test_a_second_look_with_too_few_rows_for_the_anytime_bound_costs_no_call(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(20, 20, wrong_passes=2))
+    assert certify(root, tmp_path / "cache").returncode == 1
+    before = len(stub.requests)
+    again = certify(root, tmp_path / "cache", "--format", "json")
+    assert again.returncode == 1 and len(stub.requests) == before
+    payload = json.loads(again.stdout)
+    assert payload["decision"] == "insufficient_data"
+    assert payload["needed_perfect"] == {"pass": 4, "fail": 4}
+    assert "needs 24 of each to reach the bar 0.8 with the anytime-valid bound" in \
+        payload["reasons"][0]
+
+
+def _sequential_certificate(looks: int, method: str) -> Certificate:
+    """The unit certificate's counts (29/30, 18/18) bounded by ``method``, at a bar of 0.7
+    that both bounds reach."""
+    built = replace(_built(), bar=0.7)
+    bound = METHODS[method]
+    tpr, tnr = bound.interval(29, 30, ALPHA), bound.interval(18, 18, ALPHA)
+    assert tpr is not None and tnr is not None
+    return replace(built, tpr=replace(built.tpr, low=tpr.low, high=tpr.high),
+                   tnr=replace(built.tnr, low=tnr.low, high=tnr.high),
+                   exposure=replace(built.exposure, looks=looks),
+                   sequential=Sequential(looks, method, bound.parameters))
+
+
+def test_the_validator_asks_each_look_for_its_own_bound() -> None:
+    def problem(certificate: Certificate) -> str:
+        return str(intrinsic_problem(certificate, min_bar=0.7))
+
+    assert intrinsic_problem(_sequential_certificate(3, "beta-binomial"), min_bar=0.7) is None
+    assert "wilson bounds after 3 look(s)" in problem(_sequential_certificate(3, "wilson"))
+    assert "beta-binomial bounds after 1 look(s)" in problem(
+        _sequential_certificate(1, "beta-binomial"))
+    other = replace(_sequential_certificate(2, "beta-binomial"),
+                    sequential=Sequential(2, "beta-binomial", {"prior": "jeffreys"}))
+    assert "not the method's own" in problem(other)
+    moved = _sequential_certificate(2, "beta-binomial")
+    assert "do not follow" in problem(
+        replace(moved, tpr=replace(moved.tpr, low=moved.tpr.low + 1e-4)))
