@@ -54,7 +54,18 @@ def _wilson_floor(bar: float, alpha: float) -> int | None:
     return power.threshold_floor(bar, z_for(alpha)) if bar < 1.0 else None
 
 
+#: (bar, alpha) -> n -> k*(n) of the anytime bound: a plan asks for both classes' n alike.
+_ANYTIME_THRESHOLDS: dict[tuple[float, float], dict[int, int]] = {}
+
+
 def _anytime_threshold(n: int, bar: float, alpha: float, hint: int | None) -> int:
+    known = _ANYTIME_THRESHOLDS.setdefault((bar, alpha), {})
+    if n not in known:
+        known[n] = _anytime_search(n, bar, alpha, hint)
+    return known[n]
+
+
+def _anytime_search(n: int, bar: float, alpha: float, hint: int | None) -> int:
     def reaches(successes: int) -> bool:
         return sequential.reaches(successes, n, bar, alpha)
 

@@ -116,18 +116,27 @@ class PlanSettings:
             raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
 
 
-def plan_judge(judge: Judge, settings: PlanSettings, *, cache_dir: Path) -> CertificationPlan:
-    """The plan of one judge, from its files and the evaluation ledger's dev outcomes."""
+@dataclass(frozen=True)
+class _Inputs:
+    """What a judge's plan is made from, read from its files and the ledger."""
+
+    counts: RowCounts
+    fingerprint: str
+    bound: BoundMethod
+    looks: int
+    dev: DevFigures | None
+
+
+def _inputs(judge: Judge, *, cache_dir: Path, keep: int = 0) -> _Inputs:
     from introspection_cli.certification.exposure import looks_under
     from introspection_cli.certification.exposure_file import exposure_path, read_looks
     from introspection_cli.evaluation.fingerprint import judge_fingerprint
     from introspection_cli.evaluation.ledger import LEDGER_FILE, Ledger
 
-    counts = count_rows(judge, None, keep=PRICED_ROWS) if judge.calibration_path.is_file() \
+    counts = count_rows(judge, None, keep=keep) if judge.calibration_path.is_file() \
         else RowCounts()
     fingerprint = judge_fingerprint(judge)
     looks = read_looks(exposure_path(judge.path.parent, judge.name))
-    bound = next_bound(looks, fingerprint, counts.test_rows)
     dev: DevFigures | None = None
     if counts.dev_labels:
         ledger = Ledger(cache_dir / LEDGER_FILE)
@@ -135,12 +144,28 @@ def plan_judge(judge: Judge, settings: PlanSettings, *, cache_dir: Path) -> Cert
             dev = dev_figures(counts.dev_labels, ledger.outcomes(judge.name, fingerprint))
         finally:
             ledger.close()
-    plan = make_plan(counts, dev, settings.bar, bound, given=settings.expect,
+    return _Inputs(counts, fingerprint, next_bound(looks, fingerprint, counts.test_rows),
+                   looks_under(looks, (fingerprint, 1), counts.test_rows), dev)
+
+
+def plan_judge(judge: Judge, settings: PlanSettings, *, cache_dir: Path) -> CertificationPlan:
+    """The plan of one judge, from its files and the evaluation ledger's dev outcomes."""
+    found = _inputs(judge, cache_dir=cache_dir, keep=PRICED_ROWS)
+    plan = make_plan(found.counts, found.dev, settings.bar, found.bound, given=settings.expect,
                      power=settings.power)
-    return CertificationPlan(judge.name, fingerprint, plan, bound,
-                             looks_under(looks, (fingerprint, 1), counts.test_rows),
-                             rate_sources(dev, plan), certification_cost(judge, counts, plan),
-                             counts.rejected_rows)
+    return CertificationPlan(judge.name, found.fingerprint, plan, found.bound, found.looks,
+                             rate_sources(found.dev, plan),
+                             certification_cost(judge, found.counts, plan),
+                             found.counts.rejected_rows)
+
+
+def planned_test_rows(judge: Judge, *, cache_dir: Path, bar: float = 0.8
+                      ) -> dict[str, int | None]:
+    """label -> the test rows the judge's plan asks for at its default rates (``judges
+    split --fill-test``); None when the bar is out of reach at the planned rate."""
+    found = _inputs(judge, cache_dir=cache_dir)
+    plan = make_plan(found.counts, found.dev, bar, found.bound)
+    return {label: plan.power.classes[label].rows for label in PLANNED}
 
 
 def certification_cost(judge: Judge, counts: RowCounts, plan: Plan) -> CallCost:
