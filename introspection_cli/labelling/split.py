@@ -191,8 +191,8 @@ def plan_reset(judge: Judge, calibration: CalibrationFile) -> SplitPlan:
     kept = [row for row in with_split if row.conversation_id in seen]
     plan = _planned(judge.name, calibration,
                     {row.line: None for row in with_split if row not in kept})
-    plan.notes.append(f"--reset: cleared the split of {len(plan.edits)} row(s) never seen in "
-                      "test; run `judges split` to assign them again")
+    plan.notes.append(f"--reset: {len(plan.edits)} row(s) never seen in test lose their split; "
+                      "`judges split` assigns them again")
     if kept:
         shown = ", ".join(f"{row.conversation_id} ({row.split}, line {row.line})"
                           for row in kept[:10]) + (", ..." if len(kept) > 10 else "")

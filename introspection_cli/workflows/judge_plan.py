@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from introspection_cli.certification.bounds import WILSON, BoundMethod
-from introspection_cli.certification.power import PLAN_POWER, describe_plan
+from introspection_cli.certification.power import PLAN_POWER, describe_plan, labels_to_collect
 from introspection_cli.errors import UsageError
 from introspection_cli.recipe.model import Judge
 from introspection_cli.workflows.status import (
@@ -80,6 +80,14 @@ class CertificationPlan:
     cost: CallCost
     rejected: int
 
+    @property
+    def labels_fill_test(self) -> int | None:
+        """Labels to collect when every new one goes to test (``judges split
+        --fill-test``) until the plan is met."""
+        power = self.plan.power
+        more = {label: plan.more for label, plan in power.classes.items()}
+        return labels_to_collect(more, 1.0, power.class_mix)[0]
+
     def as_json(self) -> dict[str, Any]:
         power = self.plan.power
         return {
@@ -89,6 +97,7 @@ class CertificationPlan:
             "classes": {label: {**plan.as_json(), "source": self.sources[label]}
                         for label, plan in power.classes.items()},
             "labels": power.labels, "reach_test": power.reach_test,
+            "labels_fill_test": self.labels_fill_test,
             "test_share": power.test_share, "class_mix": dict(power.class_mix),
             "cost": self.cost.as_json(), "rejected_rows": self.rejected,
         }
@@ -245,8 +254,12 @@ def plan_text(planned: CertificationPlan) -> str:
         more = "" if plan.more is None else f", {plan.more} more"
         lines.append(f"  {label:<10} {rows} at {name} {plan.rate:.3f} "
                      f"({planned.sources[label]}); test holds {plan.held}{more}")
-    lines.append(f"  labels     {_labels_text(planned)}; new labels assumed "
-                 f"{power.class_mix.get('pass', 0.5):.0%} pass, as labelled so far")
+    lines.append(f"  labels     {_labels_text(planned)}")
+    if planned.labels_fill_test:
+        lines.append(f"             with `judges split --fill-test` (every new label to test "
+                     f"until the plan is met): about {planned.labels_fill_test}")
+    lines.append(f"             new labels are assumed {power.class_mix.get('pass', 0.5):.0%} "
+                 "pass, as labelled so far")
     lines.append(f"  cost       {_cost_text(planned.cost)}")
     return "\n".join(lines) + "\n"
 

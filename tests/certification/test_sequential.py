@@ -296,3 +296,41 @@ def test_the_validator_asks_each_look_for_its_own_bound() -> None:
     moved = _sequential_certificate(2, "beta-binomial")
     assert "do not follow" in problem(
         replace(moved, tpr=replace(moved.tpr, low=moved.tpr.low + 1e-4)))
+
+
+def test_the_figures_docs_statistics_quotes() -> None:
+    # Lines wrap anywhere in the prose: compare with every run of whitespace as one space.
+    text = " ".join((Path(__file__).parents[2] / "docs" / "statistics.md").read_text().split())
+    floors = ", ".join(str(ANYTIME.floor(bar, ALPHA)) for bar in (0.7, 0.8, 0.85, 0.9))
+    assert f"{floors} and {ANYTIME.floor(0.95, ALPHA)} rows of each" in text
+    assert f"48 of 50 give {ANYTIME.interval(48, 50, ALPHA).low:.3f} (Wilson " \
+           f"{WILSON.interval(48, 50, ALPHA).low:.3f})" in text  # type: ignore[union-attr]
+    for rate in (0.90, 0.933, 0.95):
+        cells = []
+        for method in (WILSON, ANYTIME):
+            for rates in ({"pass": rate}, {"pass": rate, "fail": rate}):
+                cells.append(plan_for(method, rates, {}, bar=0.8, alpha=ALPHA, test_share=1.0,
+                                      class_mix={"pass": 0.5, "fail": 0.5}
+                                      ).classes["pass"].rows)
+        assert f"| {rate:g} | " + " | ".join(map(str, cells)) + " |" in text.replace(
+            "| 0.90 |", "| 0.9 |")
+    for first, step, shown in ((16, 10, "16, 26, 36, …, 206"), (24, 10, "24, 34, 44, …, 214"),
+                               (40, 20, "40, 60, 80, …, 420")):
+        schedule = [first + step * look for look in range(20)]
+        anytime = {n: ANYTIME.threshold(n, 0.8, ALPHA) for n in schedule}
+        wilson = {n: WILSON.threshold(n, 0.8, ALPHA) for n in schedule}
+        figures = [_ever_crossed(schedule, 0.8, False, anytime),
+                   _ever_crossed(schedule, 0.8, False, wilson),
+                   _ever_crossed(schedule, 0.8, True, anytime),
+                   _ever_crossed(schedule[:1], 0.8, True, anytime)]
+        assert f"| {shown} | " + " | ".join(f"{100 * f:.1f}%" for f in figures) + " |" in text
+    sizes = [1 - _power_at_bar(n) for n in range(16, 121)]
+    assert (f"({100 * min(sizes):.1f}% to {100 * max(sizes):.1f}% between 16 and 120 rows, "
+            f"{100 * float(np.mean(sizes)):.1f}% on average") in text
+    rate = _rounds_campaigns(np.random.default_rng(22), 40_000, 0.80).mean()
+    assert f"40,000 campaigns certifies a class whose true rate is 0.80 {100 * rate:.1f}%" in text
+
+
+def _power_at_bar(n: int) -> float:
+    """1 − P(a class at exactly 0.80 is certified by Wilson on n rows)."""
+    return float(binom.cdf(WILSON.threshold(n, 0.8, ALPHA) - 1, n, 0.8))
