@@ -12,11 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from subprocess import CompletedProcess
 
+import pytest
+
 from introspection_cli.certification.exposure_file import append_looks, exposure_path
 from introspection_cli.certification.exposure_record import test_look as look_of
 from tests.certification.test_power import oracle_plan
 from tests.evaluation.conftest import _clean_env, stub  # noqa: F401
-from tests.evaluation.stub_model_server import StubModelServer
 from tests.labelling.recipes import UNGATED_JUDGE, calibration, row, rows_of, write_recipe
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -145,8 +146,8 @@ def _order(seed: int, rows: list[dict[str, object]]) -> list[str]:
     return sorted(ids, key=lambda cid: hashlib.sha256(f"{seed}:{cid}".encode()).hexdigest())
 
 
-def test_fill_test_sends_rows_to_test_until_the_plan_is_met(tmp_path: Path, cli: Cli,
-                                                            stub: StubModelServer) -> None:
+@pytest.mark.usefixtures("stub")  # the dev rows are judged by the stub model server
+def test_fill_test_sends_rows_to_test_until_the_plan_is_met(tmp_path: Path, cli: Cli) -> None:
     # Dev figures first: 30 of 30 pass and 30 of 30 fail rows judged right, shrunk to the
     # Beta(1/2, 1/2) posterior's 20th percentile, plan a test split scipy's binomial sizes.
     dev = _labelled({"pass": 30, "fail": 30}, split="dev", prefix="d", verdict=True)
