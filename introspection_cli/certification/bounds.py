@@ -19,10 +19,13 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from introspection_cli.certification import power, sequential
-from introspection_cli.certification.power import PLAN_POWER, PowerPlan, plan_with_power
+from introspection_cli.certification import sequential
 from introspection_cli.statistics import Z_95, Interval, wilson_interval
+
+if TYPE_CHECKING:
+    from introspection_cli.certification.power import PowerPlan
 
 #: The one-sided level of each lower bound by default: the lower end of a two-sided 95%
 #: interval. A wrong certificate needs a bound above a true rate below the bar.
@@ -46,12 +49,17 @@ def _wilson(successes: int, n: int, alpha: float) -> Interval | None:
     return wilson_interval(successes, n, z_for(alpha))
 
 
+# The plans' module is imported only by what plans: ``check`` recomputes bounds, never k*.
 def _wilson_threshold(n: int, bar: float, alpha: float, _hint: int | None) -> int:
-    return power.threshold(n, bar, z_for(alpha))
+    from introspection_cli.certification.power import threshold
+
+    return threshold(n, bar, z_for(alpha))
 
 
 def _wilson_floor(bar: float, alpha: float) -> int | None:
-    return power.threshold_floor(bar, z_for(alpha)) if bar < 1.0 else None
+    from introspection_cli.certification.power import threshold_floor
+
+    return threshold_floor(bar, z_for(alpha)) if bar < 1.0 else None
 
 
 #: (bar, alpha) -> n -> k*(n) of the anytime bound: a plan asks for both classes' n alike.
@@ -146,11 +154,15 @@ def method_for(looks: int) -> BoundMethod:
 
 def plan_for(method: BoundMethod, rates: Mapping[str, float], held: Mapping[str, int], *,
              bar: float, alpha: float, test_share: float, class_mix: Mapping[str, float],
-             power: float = PLAN_POWER) -> PowerPlan:
-    """:func:`.power.plan_with_power` for a certification with ``method`` at ``alpha``."""
+             power: float | None = None) -> PowerPlan:
+    """:func:`.power.plan_with_power` for a certification with ``method`` at ``alpha``
+    (``power``: the plans' default, 80%, when None)."""
+    from introspection_cli.certification.power import PLAN_POWER, plan_with_power
+
     def kstar(n: int, hint: int | None) -> int:
         return method.threshold(n, bar, alpha, hint)
 
     return plan_with_power(rates, held, bar=bar, test_share=test_share, class_mix=class_mix,
-                           power=power, z=z_for(alpha), kstar=kstar,
+                           power=PLAN_POWER if power is None else power, z=z_for(alpha),
+                           kstar=kstar,
                            floor=method.floor(bar, alpha), bound=method.name)
