@@ -14,15 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from introspection_cli.evaluation.outcomes import Usage
 from introspection_cli.evaluation.plan import JudgePlan
 from introspection_cli.evaluation.providers import ModelReply
 from introspection_cli.evaluation.slots import RowSlots, Slot
-
-if TYPE_CHECKING:  # a run found by memo sends nothing, and loads no dispatcher
-    from introspection_cli.evaluation.dispatch import Dispatcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +40,14 @@ class RunProgress:
 
 #: Called with the run's progress as rows finish.
 ProgressCallback = Callable[[RunProgress], None]
+
+
+class Sending(Protocol):
+    """What sends requests (a dispatcher): its count so far, for the progress line."""
+
+    @property
+    def requests(self) -> int:
+        """Requests sent so far and not yet in the run's usage."""
 
 
 @dataclass(slots=True, eq=False)
@@ -71,8 +76,8 @@ class RunLedger:
         self.rows_done = sum(1 for plan in plans for row in plan.rows if not row.calls_model)
         #: Samples that ended as errors.
         self.sample_errors = 0
-        #: What is sending requests (their counts so far are read for progress).
-        self.senders: list[Dispatcher] = []
+        #: What sends requests (their counts are read for progress).
+        self.senders: list[Sending] = []
         #: The groups of samples waiting for other runs' verdicts.
         self.waiting: list[Sized] = []
         self._progress = progress

@@ -5,12 +5,12 @@ Unlike direct calls, a batch needs every request before it is submitted, so all
 rows are read (and rendered) first. Equal requests (the same cache key) become one
 batch item, whose result settles each of their samples (:class:`.sink.SlotSink`).
 A request another live run on the cache is asking for is not submitted: it waits
-for that run's verdict, or its batch (:class:`~introspection_cli.evaluation.sharing.BatchWaiting`).
+for that run's verdict, or its batch (:class:`BatchWaiting`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,7 @@ from introspection_cli.evaluation.cache_worker import CacheWorker
 from introspection_cli.evaluation.dispatch import Dispatcher
 from introspection_cli.evaluation.outcomes import Usage
 from introspection_cli.evaluation.providers import ProviderAuthError, ProviderSettings
-from introspection_cli.evaluation.sharing import BatchWaiting, Waiting
+from introspection_cli.evaluation.sharing import Waiting
 from introspection_cli.evaluation.slots import Slot
 
 if TYPE_CHECKING:
@@ -81,3 +81,30 @@ class BatchDispatcher(Dispatcher):
                               "rows") from exc
         except NoBatchApi as exc:
             raise ConfigError(str(exc)) from exc
+
+
+class BatchWaiting:
+    """A :class:`~introspection_cli.evaluation.sharing.Waiting` as the batch layer sees it
+    (``batch.dispatch.Waited``): keys, and the requests let go, as batch items."""
+
+    def __init__(self, waiting: Waiting) -> None:
+        self._waiting = waiting
+
+    def keys(self) -> Collection[str]:
+        return self._waiting.keys()
+
+    def forget(self, keys: Collection[str]) -> None:
+        self._waiting.forget(keys)
+
+    async def pause(self) -> None:
+        await self._waiting.pause()
+
+    async def check(self) -> dict[str, list[BatchItem]]:
+        items: dict[str, list[BatchItem]] = {}
+        seen: set[str] = set()
+        for slot in await self._waiting.check():
+            if slot.key not in seen and slot.request is not None:
+                seen.add(slot.key)
+                items.setdefault(slot.plan.provider, []).append(BatchItem(slot.key,
+                                                                          slot.request))
+        return items
