@@ -97,7 +97,7 @@ def plan_ratings(calibration: CalibrationFile, annotations: Annotations,
         _plan_one(working, rating, at)
     edits = []
     for number, values in sorted(working.values.items()):
-        edit = plan_edit(number, calibration.line(number).text, values)
+        edit = None if not values else plan_edit(number, calibration.line(number).text, values)
         if edit is not None:
             edits.append(edit)
     changes = tuple(AnnotationChange(key, annotations.line_of(key), annotation)
@@ -112,6 +112,11 @@ def _plan_one(working: _Working, rating: Rating, at: str) -> None:
     if row is None:
         reason = line.blocking[0].code if line.blocking else "not a row"
         raise RowNotWritable(f"line {rating.line} cannot be labelled: [{reason}]")
+    values = working.values.setdefault(rating.line, {})
+    if rating.set_split:
+        values["split"] = rating.split
+    if rating.label is None and not rating.set_note:  # the row's split alone
+        return
     key = (row.conversation_id, row.snapshot_hash, rating.rater)
     previous = working.annotations.get(key)
     label = rating.label if rating.label is not None else (previous.label if previous else None)
@@ -119,16 +124,11 @@ def _plan_one(working: _Working, rating: Rating, at: str) -> None:
         raise RatingRefused(f"line {rating.line}: {rating.rater} has not labelled this row "
                             "yet; a note is saved with a label (p, f or n)")
     note = clean_note(rating.note) if rating.set_note else (previous.note if previous else None)
-    values = working.values.setdefault(rating.line, {})
     expected = values.get("expected", row.expected)
     if rating.label is not None and _writes_expected(working, row.conversation_id,
                                                      row.snapshot_hash, rating.rater,
                                                      previous, expected):
         values["expected"] = rating.label
-    if rating.set_split:
-        values["split"] = rating.split
-    if not values:
-        del working.values[rating.line]
     unchanged = previous is not None and (previous.label, previous.note) == (label, note)
     if not unchanged:
         working.annotations[key] = Annotation(row.conversation_id, row.snapshot_hash,
