@@ -207,12 +207,13 @@ def write_changes(path: Path, changes: Sequence[AnnotationChange]) -> Annotation
         content = read_bytes(path)
         current = annotations_of(path, content)
         new_content = _applied(current, changes)
+        written = annotations_of(path, new_content)  # every line it would hold is one
         try:
             atomic_write_bytes(path, new_content, keep_owner=True)
         except OSError as exc:
             raise AnnotationsError(path, f"cannot write it ({exc.strerror or exc}); nothing "
                                    "was written") from None
-    return annotations_of(path, new_content)
+    return written
 
 
 def _applied(current: Annotations, changes: Sequence[AnnotationChange]) -> bytes:

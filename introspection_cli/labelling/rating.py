@@ -32,7 +32,13 @@ from introspection_cli.annotations.file import (
     StaleAnnotations,
     write_changes,
 )
-from introspection_cli.annotations.record import ADJUDICATED, Annotation, Key, clean_note
+from introspection_cli.annotations.record import (
+    ADJUDICATED,
+    Annotation,
+    Key,
+    clean_note,
+    note_problem,
+)
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.fixture.byterule import LineEdit, RowNotWritable, plan_edit
 from introspection_cli.labelling.calibration import CalibrationFile
@@ -124,6 +130,9 @@ def _plan_one(working: _Working, rating: Rating, at: str) -> None:
         raise RatingRefused(f"line {rating.line}: {rating.rater} has not labelled this row "
                             "yet; a note is saved with a label (p, f or n)")
     note = clean_note(rating.note) if rating.set_note else (previous.note if previous else None)
+    problem = note_problem(note) if note is not None else None
+    if problem is not None:
+        raise RatingRefused(f"line {rating.line}: {problem}")
     expected = values.get("expected", row.expected)
     if rating.label is not None and _writes_expected(working, row.conversation_id,
                                                      row.snapshot_hash, rating.rater,

@@ -147,3 +147,13 @@ def test_a_rater_name_is_valid_exactly_when_the_schema_says_so(name: str) -> Non
     record = {**_a("c1", "x").as_json(), "rater": name}
     schema_errors = list(Validator(load_schema("annotation")).iter_errors(record))
     assert (rater_problem(name) is None) == (not schema_errors), (name, schema_errors)
+
+
+def test_a_change_that_would_not_be_an_annotation_is_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "x.annotations.jsonl"
+    path.write_bytes(_a("c1", "Ana").line() + b"\n")
+    before = path.read_bytes()
+    too_long = _a("c2", "Ana", note="x" * 4001)
+    with pytest.raises(AnnotationsError, match=r"x\.annotations\.jsonl:2: not an annotation"):
+        write_changes(path, [AnnotationChange(too_long.key, None, too_long)])
+    assert path.read_bytes() == before
