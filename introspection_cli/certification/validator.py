@@ -62,7 +62,8 @@ _RATES: Mapping[str, tuple[str, tuple[str, ...]]] = {
 
 def intrinsic_problem(certificate: Certificate, *, min_bar: float = MIN_BAR) -> str | None:
     """What in the certificate does not follow from the rest of it, or None."""
-    for check in (_level_problem, _counts_problem, _rates_problem, _decision_problem):
+    for check in (_level_problem, _counts_problem, _rates_problem, _decision_problem,
+                  _raters_check):
         problem = check(certificate, min_bar)
         if problem is not None:
             return problem
@@ -163,6 +164,12 @@ def _decision_problem(certificate: Certificate, _: float) -> str | None:
         return (f"{certificate.errors} of its {certificate.n} rows are errors, above its own "
                 f"--max-error-rate {certificate.max_error_rate:g}: it certifies nothing")
     return None
+
+
+def _raters_check(certificate: Certificate, _: float) -> str | None:
+    from introspection_cli.certification.raters import raters_problem
+
+    return raters_problem(certificate.raters, [cid for cid, _ in certificate.outcomes])
 
 
 def llm_problem(certificate: Certificate) -> str | None:
