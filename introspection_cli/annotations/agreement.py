@@ -76,7 +76,7 @@ class ClassAgreement:
     """Specific agreement on one label: of the pairs of labels involving it, both it."""
 
     label: str
-    pairs: float  # Σ n_uc (m_u - 1)
+    pairs: int  # Σ n_uc (m_u - 1): ordered pairs of labels on a row whose first is this one
     value: float | None
 
     def as_json(self) -> dict[str, Any]:
@@ -237,7 +237,7 @@ def class_agreement(labels: Mapping[Unit, Mapping[str, str]]) -> tuple[ClassAgre
     """Specific agreement on each label, over the units with two labels or more."""
     found = []
     for label in LABELS:
-        agreeing = involving = 0.0
+        agreeing = involving = 0
         for given in labels.values():
             m = len(given)
             if m < 2:
