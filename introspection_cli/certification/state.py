@@ -9,8 +9,9 @@ Decided from files alone, without any model call, by one function that
   labels do not give, a run the exposure file does not hold, a provider or
   model that is not its fingerprint's, a bar below the floor);
 * **stale**: it was true, but the judge (its fingerprint: instructions, gate,
-  model or parameters, harness), the certified split's rows, or what the
-  exposure file says of the time it was issued, changed since; and every
+  model or parameters, harness), the certified split's rows, the rows its
+  raters are in conflict on (:mod:`.raters`), or what the exposure file says of
+  the time it was issued, changed since; and every
   version 1 certificate, which records too little to be checked;
 * **valid** otherwise.
 """

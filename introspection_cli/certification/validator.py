@@ -5,7 +5,8 @@ confusion counts, each bound from the rate and n at the recorded level and
 method, ``low <= value <= high``, ``errors <= n``, the decision itself (both
 bounds at the bar, na_recall at ``bar_na``, errors within the ceiling), the bar
 at least the floor CI asks for (0.80 unless ``--min-bar``), and the provider,
-model and parameters against the fingerprint's ``llm`` component. Against the
+model and parameters against the fingerprint's ``llm`` component, and its
+``raters`` (no row both excluded and scored, the raters' alpha at its own bar). Against the
 repository: the per-row outcomes, with the calibration file's labels, give
 the confusion counts (:func:`outcomes_problem`), and the certifying run is in
 the exposure file with the exposure recorded (:func:`exposure_check`).

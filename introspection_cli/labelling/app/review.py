@@ -2,7 +2,9 @@
 
 A row is in the review queue when the report's outcome for its conversation
 disagrees with the row's *current* label (``gated`` agrees with
-``not_applicable``; ``error`` outcomes say nothing and are left out). A row
+``not_applicable``; ``error`` outcomes say nothing and are left out); for a
+rater (``--rater``), with their own label. The page shows the raters' notes
+beside the model's reasoning (:func:`.views.label_json`). A row
 whose ``snapshot_hash`` is not the one the report was made from is skipped
 with a note: the report judged another conversation text.
 """

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from introspection_cli.annotations.file import AnnotationsError, StaleAnnotations
@@ -33,6 +32,7 @@ from introspection_cli.labelling.app.blinds import (
 )
 from introspection_cli.labelling.app.items import Item, match_items
 from introspection_cli.labelling.app.judgefile import JudgeFile, identity_of, row_version
+from introspection_cli.labelling.app.progress import Summary, summarize
 from introspection_cli.labelling.app.review import Review
 from introspection_cli.labelling.app.writes import Done, LabelWrite, NoteWrite, WriteRefused
 from introspection_cli.labelling.calibration import CalibrationLine
@@ -40,12 +40,6 @@ from introspection_cli.labelling.rating import RatingPlan, RatingRefused
 from introspection_cli.recipe.model import Judge
 
 QueueMode = Literal["unlabelled", "all", "review", "adjudicate"]
-
-
-@dataclass(slots=True)
-class _Summary:
-    progress: dict[str, dict[str, int]] = field(default_factory=dict)
-    remaining: list[tuple[Item, list[tuple[str, CalibrationLine]]]] = field(default_factory=list)
 
 
 class LabelSession:
@@ -68,7 +62,7 @@ class LabelSession:
                                  if item.identity is not None}
         self._undo: list[Done] = []
         self._summary_of: tuple[object, ...] | None = None  # the files it was worked out for
-        self._summary_value = _Summary()
+        self._summary_value = Summary()
         self.queue: list[int] = []
         self.start_queue()
 
@@ -172,7 +166,7 @@ class LabelSession:
         self.queue = keys
         self._summary_of = None
 
-    def _summary(self) -> _Summary:
+    def _summary(self) -> Summary:
         """Progress per judge and the unlabelled rows of the queue, once per state of the
         files and the queue: every conversation shown asks for them."""
         files = tuple(state for jf in self.files for state in (jf.file, jf.annotations))
@@ -182,23 +176,10 @@ class LabelSession:
             self._summary_of = files
         return self._summary_value
 
-    def _summarize(self) -> _Summary:
-        summary = _Summary({jf.name: {"labelled": 0, "total": 0} for jf in self.files})
-        for key in self.queue:
-            item = self.items[key - 1]
-            left = []
-            for jf in self.files:
-                line = self._line_of(jf, item)
-                if line is None:
-                    continue
-                if line.row is not None:
-                    summary.progress[jf.name]["total"] += 1
-                    summary.progress[jf.name]["labelled"] += is_done(jf, line, self.blinds)
-                if self._left(jf, line):
-                    left.append((jf.name, line))
-            if left:
-                summary.remaining.append((item, left))
-        return summary
+    def _summarize(self) -> Summary:
+        return summarize(self.files, [self.items[key - 1] for key in self.queue],
+                         self._line_of, self._left,
+                         lambda jf, line: is_done(jf, line, self.blinds))
 
     # -- writing -------------------------------------------------------------------------
 
