@@ -15,15 +15,12 @@ two lines is a problem too (``introspection check``: ``annotation-invalid``).
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from introspection_cli import strictjson
 from introspection_cli.annotations.record import (
     ANNOTATIONS_SUFFIX,
     SCHEMA_NAME,
@@ -32,6 +29,14 @@ from introspection_cli.annotations.record import (
     rater_problem,
 )
 from introspection_cli.errors import DataError, UsageError
+from introspection_cli.recordfile import (
+    LineProblem,
+    RecordFileError,
+    decode_line,
+    read_bounded,
+    schema_problem,
+    split_records,
+)
 
 #: Far more than any team labels; a larger file is not read into memory.
 MAX_ANNOTATIONS_BYTES = 64 << 20
@@ -42,23 +47,12 @@ def annotations_path(judges_dir: Path, judge: str) -> Path:
     return judges_dir / f"{judge}{ANNOTATIONS_SUFFIX}"
 
 
-class AnnotationsError(DataError):
+class AnnotationsError(RecordFileError):
     """The annotations file cannot be read, or a line of it is not an annotation (exit 1)."""
-
-    def __init__(self, path: Path, message: str, line: int | None = None) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {message}")
-        self.path, self.line, self.problem = path, line, message
 
 
 class StaleAnnotations(DataError):
     """A line to change is no longer what was read; nothing was written."""
-
-
-@dataclass(frozen=True, slots=True)
-class LineProblem:
-    line: int
-    message: str
 
 
 @dataclass(frozen=True)
@@ -88,10 +82,7 @@ def parse_annotations(data: bytes) -> tuple[list[tuple[int, bytes, Annotation]],
     found: list[tuple[int, bytes, Annotation]] = []
     problems: list[LineProblem] = []
     first_line: dict[Key, int] = {}
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()  # what follows the final newline is no line
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(split_records(data), start=1):
         text = raw.rstrip(b"\r")
         if not text.strip():
             problems.append(LineProblem(number, "a blank line; every line is one annotation"))
@@ -113,50 +104,20 @@ def parse_annotations(data: bytes) -> tuple[list[tuple[int, bytes, Annotation]],
 
 def parse_line(line: bytes) -> Annotation | str:
     """The annotation on one line, or why it is not one."""
-    try:
-        data = strictjson.loads(line)
-    except UnicodeDecodeError:
-        return "not UTF-8 text"
-    except json.JSONDecodeError as exc:
-        return f"not valid JSON: {exc.msg} (column {exc.colno})"
-    except (ValueError, RecursionError) as exc:  # a repeated key, NaN, too deep
-        return f"not valid JSON: {exc}"
+    data, problem = decode_line(line)
+    if problem is not None:
+        return problem
     if isinstance(data, dict) and isinstance(data.get("rater"), str):
         problem = rater_problem(data["rater"])  # in words, before the schema's pattern
         if problem is not None:
             return f"not an annotation: {problem}"
-    problem = _schema_problem(data)
+    problem = schema_problem(data, SCHEMA_NAME, "an annotation")
     return problem if problem is not None else Annotation.from_json(data)
-
-
-def _schema_problem(data: Any) -> str | None:
-    from introspection_cli.recipe.minischema import Validator
-    from introspection_cli.resources import load_schema
-
-    errors = sorted(Validator(load_schema(SCHEMA_NAME)).iter_errors(data),
-                    key=lambda e: (len(e.absolute_path), [str(p) for p in e.absolute_path]))
-    if not errors:
-        return None
-    first = errors[0]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
-    return f"not an annotation: at ${where}: {first.message}"
 
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes (b"" when there is none); bounded. Raises :class:`AnnotationsError`."""
-    from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
-
-    try:
-        return read_file(path, limit=MAX_ANNOTATIONS_BYTES)
-    except FileNotFoundError:
-        return b""
-    except FileTooLarge:
-        raise AnnotationsError(path, f"it is over {MAX_ANNOTATIONS_BYTES >> 20} MiB, far "
-                               "larger than an annotations file") from None
-    except NotARegularFile as exc:
-        raise AnnotationsError(path, f"it is {exc.kind}, not an annotations file") from None
-    except OSError as exc:
-        raise AnnotationsError(path, f"cannot read it ({exc.strerror or exc})") from None
+    return read_bounded(path, MAX_ANNOTATIONS_BYTES, "an annotations file", AnnotationsError)
 
 
 def annotations_of(path: Path, content: bytes) -> Annotations:
