@@ -152,11 +152,10 @@ def _check_rater(request: LabelRequest, modes: list[str]) -> None:
 
 
 def _raters_of(judge: Judge, rater: str | None) -> SheetRaters:
-    from introspection_cli.annotations.file import annotations_path, read_annotations
+    from introspection_cli.annotations.file import annotations_path
     from introspection_cli.labelling.sheet_raters import SheetRaters
 
-    path = annotations_path(judge.path.parent, judge.name)
-    return SheetRaters(rater, path, read_annotations(path))
+    return SheetRaters(rater, annotations_path(judge.path.parent, judge.name))
 
 
 def _run_app(request: LabelRequest, say: Callable[[str], None]) -> CommandResult:

@@ -9,12 +9,13 @@ label that differs from the one this rater already gave is changed only with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from introspection_cli.annotations.file import Annotations
+from introspection_cli.annotations.file import Annotations, read_annotations
 from introspection_cli.annotations.record import (
     ADJUDICATED,
     Annotation,
@@ -35,11 +36,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SheetRaters:
-    """The judge's annotations, and the rater ``--rater`` names (the sheet's default)."""
+    """The judge's annotations file, and the rater ``--rater`` names (the sheet's default).
+    The file is read when a sheet row needs it: a sheet without raters never does."""
 
     default: str | None
     path: Path
-    annotations: Annotations
+
+    @functools.cached_property
+    def annotations(self) -> Annotations:
+        return read_annotations(self.path)
 
     def own(self, row: FixtureRow, rater: str) -> Annotation | None:
         """``rater``'s annotation of the row as it is now."""

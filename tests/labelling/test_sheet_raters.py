@@ -121,3 +121,17 @@ def test_rater_me_is_git_s_user_name_else_the_login_name(tmp_path: Path,
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(outside.parent))
     monkeypatch.setenv("LOGNAME", "dee")
     assert resolve_rater("me", outside) == "dee"
+
+
+def test_a_sheet_without_raters_never_reads_the_annotations(tmp_path: Path, cli: Cli) -> None:
+    recipe = _recipe(tmp_path / "r")
+    (recipe / "judges" / "helpful.annotations.jsonl").write_text("not json\n")
+    sheet = tmp_path / "labels.csv"
+    _write(sheet, [{"conversation_id": "c1", "expected": "pass"}])
+    done = cli(["judges", "label", str(recipe), "--from", str(sheet)])
+    assert done.returncode == 0, done.stderr
+    _write(sheet, [{"conversation_id": "c2", "expected": "pass", "rater": "Ana"}])
+    refused = cli(["judges", "label", str(recipe), "--from", str(sheet)])
+    assert refused.returncode == 1 and "helpful.annotations.jsonl:1: not valid JSON" \
+        in refused.stderr
+    assert [r["expected"] for r in rows_of(calibration(recipe))] == ["pass", None, None]
