@@ -99,7 +99,8 @@ def test_adjudication_shows_every_rater_and_writes_expected(tmp_path: Path, page
     for rater, first, second in (("Ana", "fail", "pass"), ("Ben", "pass", "pass")):
         app = LabelApp.start(recipe, "--rater", rater)
         apps.append(app)
-        app.label(1, expected=first, note=f"{rater}'s reason")
+        app.label(1, expected=first, note=f"{rater}'s reason" + (
+            " <img src=x onerror=alert(1)> \u202eevil" if rater == "Ben" else ""))
         app.label(2, expected=second)
         app.kill()
     app = LabelApp.start(recipe, "--adjudicate")
@@ -109,6 +110,9 @@ def test_adjudication_shows_every_rater_and_writes_expected(tmp_path: Path, page
     ratings = page.locator("#ratings").inner_text()
     assert "The raters disagree." in ratings and "Expected now: fail." in ratings
     assert "Ana: fail \u2014 Ana's reason" in ratings and "Ben: pass \u2014 Ben's reason" in ratings
+    # a note is untrusted text: markup shown, never run; a bidi override made visible
+    assert "<img src=x onerror=alert(1)>" in ratings and "\\u202e" in ratings
+    assert page.locator("#ratings img").count() == 0
     page.screenshot(path=str(artifacts / "labelling-adjudicate.png"))
     _type_note(page, "the refund policy allows it")
     page.wait_for_function(STATUS, arg="Note kept")
