@@ -6,6 +6,7 @@ coverage by a seeded simulation; degenerate labels refused with a sentence."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Mapping
 
@@ -26,6 +27,7 @@ from introspection_cli.annotations.agreement import (
     counts_matrix,
 )
 from introspection_cli.annotations.record import LABELS
+from tests.conftest import REPO
 
 RATERS = ("ana", "ben", "chen", "dee")
 Labels = dict[tuple[str, str], dict[str, str]]
@@ -116,6 +118,9 @@ def test_the_bootstrap_interval_covers_the_population_alpha_about_95_percent() -
         interval, _ = alpha_interval(_sample(rng, 60), draws=1000, seed=replication)
         covered += interval.low <= population <= interval.high
     assert 0.90 <= covered / 200 <= 0.99
+    said = re.search(r"interval holding the population's alpha in (\d+)% of them",
+                     (REPO / "docs" / "statistics.md").read_text(encoding="utf-8"))
+    assert said is not None and int(said.group(1)) == round(100 * covered / 200)
 
 
 def test_the_interval_is_seeded_and_holds_alpha() -> None:
