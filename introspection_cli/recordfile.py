@@ -57,7 +57,7 @@ def decode_line(line: bytes) -> tuple[Any, str | None]:
 def schema_problem(data: Any, schema: str, what: str) -> str | None:
     """``not <what>: at $.path: message`` for the first place ``data`` breaks
     ``schemas/<schema>.schema.json`` (the shallowest first), or None."""
-    from introspection_cli.recipe.minischema import Validator
+    from introspection_cli.minischema import Validator
     from introspection_cli.resources import load_schema
 
     errors = sorted(Validator(load_schema(schema)).iter_errors(data),
@@ -73,7 +73,7 @@ def read_bounded(path: Path, limit: int, kind: str,
                  error: Callable[[Path, str], RecordFileError]) -> bytes:
     """The file's bytes (b"" when there is none), at most ``limit``; ``error(path,
     message)`` for one that cannot be read (``kind`` names what it should be)."""
-    from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+    from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
     try:
         return read_file(path, limit=limit)

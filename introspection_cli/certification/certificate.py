@@ -282,7 +282,7 @@ def read_certificate(path: Path) -> Certificate | LegacyCertificate | Certificat
 
 
 def _schema_problem(document: object, schema: str) -> CertificateProblem | None:
-    from introspection_cli.recipe.minischema import Validator
+    from introspection_cli.minischema import Validator
     from introspection_cli.resources import load_schema
 
     # The object with its first outcome is checked against the schema (the contract);

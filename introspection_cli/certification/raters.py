@@ -21,10 +21,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from introspection_cli.certification.certificate import LabelledRow
+
+class RatedRow(Protocol):
+    """What :func:`conflicting_rows` reads of a labelled row (a certificate's
+    ``LabelledRow``; a protocol so this module does not import the certificate)."""
+
+    @property
+    def conversation_id(self) -> str: ...
+    @property
+    def snapshot_hash(self) -> str: ...
+    @property
+    def expected(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +75,7 @@ class RatersRecord:
                                                          alpha["draws"]))
 
 
-def conflicting_rows(judges_dir: Path, judge: str, rows: Sequence[LabelledRow]) -> list[str]:
+def conflicting_rows(judges_dir: Path, judge: str, rows: Sequence[RatedRow]) -> list[str]:
     """The conversation ids of ``rows`` (in order) in conflict per the judge's annotations
     file (none without one). Raises :class:`~introspection_cli.errors.DataError` when the
     file cannot be read."""

@@ -241,7 +241,7 @@ def status(
     labelled test rows of pass and of fail it needs to be certifiable. Exit 0;
     1 when calibration rows are rejected.
     """
-    from introspection_cli.workflows.status import status_command
+    from introspection_cli.workflows.status_command import status_command
 
     _finish(status_command(recipe, tuple(judge or ()), bar=bar, fmt=fmt), f"the {fmt} status")
 

@@ -38,33 +38,20 @@ from introspection_cli.fixture import VERDICTS
 from introspection_cli.fixture.byterule import LineEdit, RowNotWritable, plan_edit, write_edits
 from introspection_cli.fsutil import atomic_write_text, check_output_target
 from introspection_cli.labelling.calibration import CalibrationFile, CalibrationLine
+from introspection_cli.labelling.cells import SheetRow, read_cell, safe_cell
 from introspection_cli.labelling.rating import RatingPlan, apply_plan
 from introspection_cli.labelling.result import CommandResult
 from introspection_cli.labelling.setlabels import NO_SPLIT, parse_split
 from introspection_cli.labelling.transcript import transcript_text
-from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
 if TYPE_CHECKING:
     from introspection_cli.labelling.sheet_raters import SheetRaters
 
 COLUMNS = ("line", "conversation_id", "split", "expected", "rater", "note", "transcript")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_ESCAPE = "'"
 _SHEET_LIMIT = 64 * 1024 * 1024
 
 
-def safe_cell(text: str) -> str:
-    """``text`` as a spreadsheet will show it, never run it as a formula.
-
-    A cell starting as a formula would, or with the escape itself, gets one more
-    ``'`` in front: two texts never give the same cell, and :func:`read_cell` undoes it.
-    """
-    return _ESCAPE + text if text.startswith((*_FORMULA_START, _ESCAPE)) else text
-
-
-def read_cell(text: str) -> str:
-    """Undo :func:`safe_cell`: one leading ``'`` is removed."""
-    return text.removeprefix(_ESCAPE)
 
 
 def write_sheet(calibration: CalibrationFile, target: Path,
@@ -113,15 +100,6 @@ class SheetPlan:
     ratings: RatingPlan | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SheetRow:
-    number: int  # the record's row in a spreadsheet (the header is row 1)
-    conversation_id: str
-    expected: str | None
-    split: str | None
-    has_split: bool
-    rater: str | None = None
-    note: str | None = None
 
 
 def read_sheet(calibration: CalibrationFile, source: Path, *, overwrite: bool,

@@ -13,7 +13,6 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from introspection_cli.annotations.file import Annotations, read_annotations
 from introspection_cli.annotations.record import (
@@ -27,11 +26,9 @@ from introspection_cli.errors import UsageError
 from introspection_cli.fixture import FixtureRow
 from introspection_cli.fixture.byterule import RowNotWritable
 from introspection_cli.labelling.calibration import CalibrationFile, CalibrationLine
+from introspection_cli.labelling.cells import SheetRow, read_cell
 from introspection_cli.labelling.rating import Rating, RatingPlan, RatingRefused, plan_ratings
 from introspection_cli.provenance import utc_now
-
-if TYPE_CHECKING:
-    from introspection_cli.labelling.sheet import SheetRow
 
 
 @dataclass(frozen=True)
@@ -55,7 +52,6 @@ def rater_cells(cells: Mapping[str, str], default: str | None,
                 where: str) -> tuple[str | None, str | None]:
     """(rater, note) of one sheet record; :class:`UsageError` naming it when they cannot
     be used."""
-    from introspection_cli.labelling.sheet import read_cell
 
     rater = read_cell(cells.get("rater", "")) or default
     note = clean_note(read_cell(cells.get("note", "")))

@@ -141,7 +141,7 @@ def test_a_read_only_file_is_refused(tmp_path: Path) -> None:
 @example("\u200bAna")
 def test_a_rater_name_is_valid_exactly_when_the_schema_says_so(name: str) -> None:
     """The words ``check`` prints for a bad name and the published schema agree."""
-    from introspection_cli.recipe.minischema import Validator
+    from introspection_cli.minischema import Validator
     from introspection_cli.resources import load_schema
 
     record = {**_a("c1", "x").as_json(), "rater": name}
