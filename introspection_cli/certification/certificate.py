@@ -24,6 +24,7 @@ from typing import Any
 
 from introspection_cli import strictjson
 from introspection_cli.certification.exposure import Exposure, pairs_digest
+from introspection_cli.certification.raters import RatersRecord
 from introspection_cli.fsutil import atomic_write_text
 
 CERTIFICATE_VERSION = 2
@@ -182,9 +183,11 @@ class Certificate:
     sequential: Sequential
     tool_version: str
     certified_at: str
+    #: With an annotations file: the rows in conflict left out, the raters' alpha required.
+    raters: RatersRecord | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "certificate_version": CERTIFICATE_VERSION, "judge": self.judge,
             "fingerprint": self.fingerprint, "components": dict(self.components),
             "provider": self.provider, "model": self.model, "temperature": self.temperature,
@@ -202,6 +205,9 @@ class Certificate:
             "sequential": self.sequential.as_json(), "tool_version": self.tool_version,
             "certified_at": self.certified_at,
         }
+        if self.raters is not None:  # an optional member: certificates without raters as before
+            data["raters"] = self.raters.as_json()
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Certificate:
@@ -222,7 +228,7 @@ class Certificate:
             Exposure.from_json(data["exposure"]), data["accepted_exposure"],
             Sequential(sequential["looks"], sequential["method"],
                        sequential.get("parameters")),
-            data["tool_version"], data["certified_at"])
+            data["tool_version"], data["certified_at"], RatersRecord.from_json(data.get("raters")))
 
 
 @dataclass(frozen=True)
@@ -276,7 +282,7 @@ def read_certificate(path: Path) -> Certificate | LegacyCertificate | Certificat
 
 
 def _schema_problem(document: object, schema: str) -> CertificateProblem | None:
-    from introspection_cli.recipe.minischema import Validator
+    from introspection_cli.minischema import Validator
     from introspection_cli.resources import load_schema
 
     # The object with its first outcome is checked against the schema (the contract);

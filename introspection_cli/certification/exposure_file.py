@@ -20,13 +20,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from introspection_cli import strictjson
 from introspection_cli.certification.exposure import LABELS, Look, outcomes_digest
-from introspection_cli.errors import DataError
+from introspection_cli.recordfile import (
+    LineProblem,
+    RecordFileError,
+    decode_line,
+    read_bounded,
+    schema_problem,
+    split_records,
+)
 
 if TYPE_CHECKING:
     from introspection_cli.evaluation.ledger import Ledger
@@ -44,19 +49,8 @@ def exposure_path(judges_dir: Path, judge: str) -> Path:
     return judges_dir / f"{judge}{EXPOSURE_SUFFIX}"
 
 
-class ExposureError(DataError):
+class ExposureError(RecordFileError):
     """The exposure file cannot be read, or a line of it is not a look (exit 1)."""
-
-    def __init__(self, path: Path, message: str, line: int | None = None) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {message}")
-        self.path, self.line, self.problem = path, line, message
-
-
-@dataclass(frozen=True, slots=True)
-class LineProblem:
-    line: int
-    message: str
 
 
 def parse_looks(data: bytes, *, build: bool = True) -> tuple[list[Look], list[LineProblem]]:
@@ -64,10 +58,7 @@ def parse_looks(data: bytes, *, build: bool = True) -> tuple[list[Look], list[Li
     not); with ``build=False`` only the problems (``check`` needs no looks)."""
     looks: list[Look] = []
     problems: list[LineProblem] = []
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()  # what follows the final newline is no line
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(split_records(data), start=1):
         if not line.strip():
             problems.append(LineProblem(number, "a blank line; every line is one look"))
             continue
@@ -83,14 +74,9 @@ def parse_line(line: bytes, *, build: bool = True) -> Look | str | None:
     """The look on one line (None when not ``build``), or why it is not one (its schema,
     then what the schema's items cannot say: a row's hash, its label, a conversation seen
     twice)."""
-    try:
-        data = strictjson.loads(line)
-    except UnicodeDecodeError:
-        return "not UTF-8 text"
-    except json.JSONDecodeError as exc:
-        return f"not valid JSON: {exc.msg} (column {exc.colno})"
-    except (ValueError, RecursionError) as exc:  # a repeated key, NaN, too deep
-        return f"not valid JSON: {exc}"
+    data, problem = decode_line(line)
+    if problem is not None:
+        return problem
     problem = _schema_problem(data)
     if problem is not None:
         return problem
@@ -101,21 +87,12 @@ def parse_line(line: bytes, *, build: bool = True) -> Look | str | None:
 
 
 def _schema_problem(data: Any) -> str | None:
-    from introspection_cli.recipe.minischema import Validator
-    from introspection_cli.resources import load_schema
-
     # The envelope with one row is checked against the schema (which is the contract);
     # the rows, all of one shape, by _rows_problem, which is the schema's items and
     # more, at a hundredth of the time on a 200-row look.
     sample = {**data, "rows": data["rows"][:1]} if isinstance(data, dict) and isinstance(
         data.get("rows"), list) else data
-    errors = sorted(Validator(load_schema(SCHEMA_NAME)).iter_errors(sample),
-                    key=lambda e: (len(e.absolute_path), [str(p) for p in e.absolute_path]))
-    if not errors:
-        return None
-    first = errors[0]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path)
-    return f"not an exposure record: at ${where}: {first.message}"
+    return schema_problem(sample, SCHEMA_NAME, "an exposure record")
 
 
 def _rows_problem(rows: list[Any]) -> str | None:
@@ -158,20 +135,7 @@ def _rows_valid(rows: list[Any]) -> bool:
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes (b"" when there is none); bounded. Raises :class:`ExposureError`."""
-    from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
-
-    try:
-        data = read_file(path, limit=MAX_EXPOSURE_BYTES)
-    except FileNotFoundError:
-        return b""
-    except FileTooLarge:
-        raise ExposureError(path, f"it is over {MAX_EXPOSURE_BYTES >> 20} MiB, far larger "
-                            "than an exposure file") from None
-    except NotARegularFile as exc:
-        raise ExposureError(path, f"it is {exc.kind}, not an exposure file") from None
-    except OSError as exc:
-        raise ExposureError(path, f"cannot read it ({exc.strerror or exc})") from None
-    return data
+    return read_bounded(path, MAX_EXPOSURE_BYTES, "an exposure file", ExposureError)
 
 
 def read_looks(path: Path) -> list[Look]:

@@ -9,8 +9,9 @@ Decided from files alone, without any model call, by one function that
   labels do not give, a run the exposure file does not hold, a provider or
   model that is not its fingerprint's, a bar below the floor);
 * **stale**: it was true, but the judge (its fingerprint: instructions, gate,
-  model or parameters, harness), the certified split's rows, or what the
-  exposure file says of the time it was issued, changed since; and every
+  model or parameters, harness), the certified split's rows, the rows its
+  raters are in conflict on (:mod:`.raters`), or what the exposure file says of
+  the time it was issued, changed since; and every
   version 1 certificate, which records too little to be checked;
 * **valid** otherwise.
 """
@@ -117,7 +118,9 @@ def _against_repository(path: Path, certificate: Certificate, judge: Judge, rows
     if rows is None or rows_digest((r.snapshot_hash, r.expected) for r in rows) \
             != certificate.rows_digest:
         changed.append("rows")
-    elif (problem := outcomes_problem(certificate, rows)) is not None:
+    elif _excluded_changed(certificate, judge, rows):
+        changed.append("annotations (the rows in conflict)")
+    elif (problem := outcomes_problem(certificate, _scored(certificate, rows))) is not None:
         return CertificateState("invalid", path, certificate, problem=problem)
     elif certificate.split == "test":
         try:
@@ -147,6 +150,26 @@ def _against_repository(path: Path, certificate: Certificate, judge: Judge, rows
     if changed:
         return CertificateState("stale", path, certificate, changed=tuple(changed))
     return CertificateState("valid", path, certificate)
+
+
+def _excluded_changed(certificate: Certificate, judge: Judge,
+                      rows: Sequence[LabelledRow]) -> bool:
+    """Whether the split's rows in conflict (the annotations file's) are no longer the ones
+    the certificate left out; an unreadable annotations file counts as changed."""
+    from introspection_cli.certification.raters import conflicting_rows
+
+    recorded = certificate.raters.excluded if certificate.raters is not None else ()
+    try:
+        now = conflicting_rows(judge.path.parent, judge.name, rows)
+    except DataError:
+        return True
+    return sorted(now) != sorted(recorded)
+
+
+def _scored(certificate: Certificate, rows: Sequence[LabelledRow]) -> list[LabelledRow]:
+    """The rows the certificate scored: the split's, less those it left out."""
+    left_out = set(certificate.raters.excluded) if certificate.raters is not None else set()
+    return [row for row in rows if row.conversation_id not in left_out]
 
 
 def _rows_from_file(judge: Judge) -> RowsOf:

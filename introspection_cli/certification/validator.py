@@ -5,7 +5,8 @@ confusion counts, each bound from the rate and n at the recorded level and
 method, ``low <= value <= high``, ``errors <= n``, the decision itself (both
 bounds at the bar, na_recall at ``bar_na``, errors within the ceiling), the bar
 at least the floor CI asks for (0.80 unless ``--min-bar``), and the provider,
-model and parameters against the fingerprint's ``llm`` component. Against the
+model and parameters against the fingerprint's ``llm`` component, and its
+``raters`` (no row both excluded and scored, the raters' alpha at its own bar). Against the
 repository: the per-row outcomes, with the calibration file's labels, give
 the confusion counts (:func:`outcomes_problem`), and the certifying run is in
 the exposure file with the exposure recorded (:func:`exposure_check`).
@@ -60,7 +61,8 @@ _RATES: Mapping[str, tuple[str, tuple[str, ...]]] = {
 
 def intrinsic_problem(certificate: Certificate, *, min_bar: float = MIN_BAR) -> str | None:
     """What in the certificate does not follow from the rest of it, or None."""
-    for check in (_level_problem, _counts_problem, _rates_problem, _decision_problem):
+    for check in (_level_problem, _counts_problem, _rates_problem, _decision_problem,
+                  _raters_check):
         problem = check(certificate, min_bar)
         if problem is not None:
             return problem
@@ -181,6 +183,12 @@ def _decision_problem(certificate: Certificate, _: float) -> str | None:
         return (f"{certificate.errors} of its {certificate.n} rows are errors, above its own "
                 f"--max-error-rate {certificate.max_error_rate:g}: it certifies nothing")
     return None
+
+
+def _raters_check(certificate: Certificate, _: float) -> str | None:
+    from introspection_cli.certification.raters import raters_problem
+
+    return raters_problem(certificate.raters, [cid for cid, _ in certificate.outcomes])
 
 
 def llm_problem(certificate: Certificate) -> str | None:

@@ -17,6 +17,7 @@ import typer
 
 from introspection_cli import __version__
 from introspection_cli.cli import (
+    agree_cmd,
     align_cmd,
     auth_cmd,
     check_cmd,
@@ -55,6 +56,7 @@ def _root(
 
 trust_cmd.register(judges_cmd.app)
 align_cmd.register(judges_cmd.app)
+agree_cmd.register(judges_cmd.app)
 
 
 def _add_auth(app: typer.Typer, subcommand: str | None) -> None:

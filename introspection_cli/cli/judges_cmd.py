@@ -280,6 +280,14 @@ def label_command(
     ] = None,
     all_rows: Annotated[bool, typer.Option(
         "--all", help="Queue every row, not only the unlabelled ones.")] = False,
+    rater: Annotated[str | None, typer.Option(
+        "--rater", metavar="NAME",
+        help="Label as this rater (--rater me: git config user.name, else your login "
+             "name): your labels and notes (key c) go to the judge's annotations file, and "
+             "no other rater's label is shown. Also with --to-csv and --from.")] = None,
+    adjudicate: Annotated[bool, typer.Option(
+        "--adjudicate", help="Queue the rows raters disagree on, with every rater's label "
+                             "and note; the label you give is written to expected.")] = False,
     port: Annotated[int, typer.Option(
         min=0, max=65535, help="Port on 127.0.0.1 to serve on. Default: a free one.")] = 0,
     no_open: Annotated[bool, typer.Option(
@@ -289,7 +297,8 @@ def label_command(
 
     Without --set, --from or --to-csv, serves a labelling page on 127.0.0.1 and
     opens it; keys: p pass, f fail, n not_applicable, s skip, arrows move, u undo,
-    1/2/3/0 split train/dev/test/none, i fold the rubric, t tool call details. With
+    1/2/3/0 split train/dev/test/none, i fold the rubric, t tool call details, c a
+    note (with --rater or --adjudicate; Enter saves, Escape cancels). With
     several --judge, each conversation is shown once with a label row per judge; the
     keys act on the judge in focus and Tab / Shift-Tab move it. Every label is
     written at once, to its judge's file; Ctrl-C stops.
@@ -302,7 +311,7 @@ def label_command(
     _finish(run_label(LabelRequest(
         recipe=recipe, judges=tuple(judge or ()), assignments=tuple(set_ or ()), from_csv=from_csv,
         overwrite=overwrite, to_csv=to_csv, review=review, all_rows=all_rows, port=port,
-        open_browser=not no_open), say=_say))
+        open_browser=not no_open, rater=rater, adjudicate=adjudicate), say=_say))
 
 
 def _say(line: str) -> None:

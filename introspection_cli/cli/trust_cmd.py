@@ -66,6 +66,11 @@ def certify(
         "--accept-exposure", metavar="REASON",
         help="Record why a certificate whose test rows' exposure is not clean is accepted "
              "(check --require-certified refuses it otherwise).")] = None,
+    min_rater_alpha: Annotated[float | None, typer.Option(
+        "--min-rater-alpha", metavar="A",
+        help="Refuse (not certified) when the lower bound of the raters' Krippendorff alpha "
+             "(judges agree) is below A: labels people do not agree on certify nothing.")
+    ] = None,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Run the certificate's recorded procedure again on its recorded "
                          "rows; exit 1 when the decision differs.")] = False,
@@ -94,7 +99,9 @@ def certify(
     recorded in judges/NAME.exposure.jsonl. Exit codes: 0 certified (--verify:
     the recorded procedure certifies it again); 1 not certified, insufficient
     data, or not verified; 2 usage error, an API key missing or rejected; 3 rows
-    failed at the model provider after retries.
+    failed at the model provider after retries. When raters labelled the rows
+    (judges label --rater), the rows they are in conflict on are left out until
+    adjudicated, and the certificate says which.
     """
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.runner import EvalOptions
@@ -103,16 +110,18 @@ def certify(
     if bool(judge) == every:
         raise UsageError("judges certify needs --judge NAME or --all: certificates are per "
                          "judge")
-    if verify and (samples != 1 or provider or model or family_wise or accept_exposure):
+    if verify and (samples != 1 or provider or model or family_wise or accept_exposure
+                   or min_rater_alpha is not None):
         raise UsageError("--verify runs the certificate's own procedure: it takes no "
-                         "--samples, --provider, --model, --family-wise or --accept-exposure")
+                         "--samples, --provider, --model, --family-wise, --accept-exposure or "
+                         "--min-rater-alpha")
     options = EvalOptions(judges=(judge,) if judge else (), samples=samples,
                           concurrency=concurrency, provider=provider, model=model,
                           use_cache=not no_cache, max_retries=max_retries, timeout=timeout)
     settings = CertifySettings(judges=(judge,) if judge else (), every=every, bar=bar,
                                split=split, max_error_rate=max_error_rate, bar_na=bar_na,
                                family_wise=family_wise, accept_exposure=accept_exposure,
-                               fmt=fmt)
+                               fmt=fmt, min_rater_alpha=min_rater_alpha)
     if verify:
         from introspection_cli.workflows.certify_verify import verify_certificates
 

@@ -6,6 +6,8 @@ Modules, by responsibility::
     split.py        ``judges split``: stratified, deterministic, frozen assignments
     setlabels.py    ``judges label --set LINE=LABEL[:SPLIT]``
     sheet.py        ``judges label --to-csv`` / ``--from``: a sheet for a spreadsheet
+    sheet_raters.py the sheet's ``rater`` and ``note`` columns
+    rating.py       a rater's label: their annotation, and what goes to ``expected``
     transcript.py   a conversation as plain text (the sheet's transcript column)
     app/            ``judges label``: the local labelling web app
 

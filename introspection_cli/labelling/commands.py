@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from introspection_cli.errors import UsageError
 from introspection_cli.fixture.target import writable_target
 from introspection_cli.labelling.result import CommandResult
+
+if TYPE_CHECKING:
+    from introspection_cli.labelling.sheet_raters import SheetRaters
+    from introspection_cli.recipe.model import Judge
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,54 @@ class LabelRequest:
     all_rows: bool = False
     port: int = 0
     open_browser: bool = True
+    rater: str | None = None  # as given: a name, or ME
+    adjudicate: bool = False
+
+
+#: ``--rater me``: the rater is you (``git config user.name``, else your login name).
+ME = "me"
+
+
+def resolve_rater(name: str, recipe: Path) -> str:
+    """The rater ``--rater NAME`` names: NAME, or for ``me`` git's ``user.name`` (as the
+    recipe's repository configures it), else the operating system's login name.
+    :class:`UsageError` for a name that cannot be a rater's."""
+    from introspection_cli.annotations.record import ADJUDICATED, rater_problem
+
+    if name == ME:
+        found = _git_user(recipe) or _login_name()
+        if not found:
+            raise UsageError("--rater me: neither `git config user.name` nor the login name "
+                             "says who you are; pass --rater NAME")
+        name = found
+    if name == ADJUDICATED:
+        raise UsageError(f"--rater {ADJUDICATED} is reserved for the labels an adjudication "
+                         "settles (judges label --adjudicate); pass your own name")
+    problem = rater_problem(name)
+    if problem is not None:
+        raise UsageError(f"--rater: {problem}")
+    return name
+
+
+def _git_user(recipe: Path) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "config", "user.name"], cwd=recipe if recipe.is_dir()
+                              else None, capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    name = done.stdout[:1024].decode("utf-8", "replace").strip()
+    return name if done.returncode == 0 and name else None
+
+
+def _login_name() -> str | None:
+    import getpass
+
+    try:  # $LOGNAME, $USER, $LNAME, $USERNAME, then the account database
+        return getpass.getuser().strip() or None
+    except (OSError, KeyError):
+        return None
 
 
 def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResult:
@@ -45,13 +98,18 @@ def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResul
         raise UsageError("--overwrite only applies to --from FILE.csv")
     app_flags = [flag for flag, given in (("--review", request.review is not None),
                                           ("--all", request.all_rows),
+                                          ("--adjudicate", request.adjudicate),
                                           ("--port", request.port != 0),
                                           ("--no-open", not request.open_browser)) if given]
     if modes and app_flags:
         raise UsageError(f"{', '.join(app_flags)} only apply to the browser app, not to "
                          f"{modes[0]}")
-    if request.review is not None and request.all_rows:
-        raise UsageError("--review and --all choose different queues; pass one of them")
+    queues = [flag for flag, given in (("--review", request.review is not None),
+                                       ("--all", request.all_rows),
+                                       ("--adjudicate", request.adjudicate)) if given]
+    if len(queues) > 1:
+        raise UsageError(f"{' and '.join(queues)} choose different queues; pass one of them")
+    _check_rater(request, modes)
     if not modes:
         return _run_app(request, say)
     if len(set(request.judges)) > 1:
@@ -64,20 +122,40 @@ def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResul
     judge, notes = single_judge(request.recipe, request.judges[0] if request.judges else None)
     if request.to_csv is None:  # every other mode writes the file: refuse one it cannot
         writable_target(judge.calibration_path)
+    rater = resolve_rater(request.rater, request.recipe) if request.rater is not None else None
     if request.assignments:
         result = run_set(judge.calibration_path, assignments)
     elif request.to_csv is not None:
         from introspection_cli.labelling.sheet import write_sheet
 
-        result = write_sheet(read_calibration(judge.calibration_path), request.to_csv)
+        result = write_sheet(read_calibration(judge.calibration_path), request.to_csv,
+                             raters=_raters_of(judge, rater))
     else:
         from introspection_cli.labelling.sheet import apply_sheet
 
         assert request.from_csv is not None
         result = apply_sheet(read_calibration(judge.calibration_path), request.from_csv,
-                             overwrite=request.overwrite)
+                             overwrite=request.overwrite, raters=_raters_of(judge, rater))
     result.problems[:0] = notes
     return result
+
+
+def _check_rater(request: LabelRequest, modes: list[str]) -> None:
+    if request.rater is None:
+        return
+    if request.adjudicate:
+        raise UsageError("--adjudicate records the settled label as rater adjudicated; "
+                         "--rater does not apply to it")
+    if request.assignments:
+        raise UsageError("--rater applies to the browser app, --to-csv and --from; --set "
+                         "writes expected only")
+
+
+def _raters_of(judge: Judge, rater: str | None) -> SheetRaters:
+    from introspection_cli.annotations.file import annotations_path
+    from introspection_cli.labelling.sheet_raters import SheetRaters
+
+    return SheetRaters(rater, annotations_path(judge.path.parent, judge.name))
 
 
 def _run_app(request: LabelRequest, say: Callable[[str], None]) -> CommandResult:
@@ -89,5 +167,7 @@ def _run_app(request: LabelRequest, say: Callable[[str], None]) -> CommandResult
         writable_target(judge.calibration_path)
     for note in notes:
         say(note)
+    rater = resolve_rater(request.rater, request.recipe) if request.rater is not None else None
     return run_app(judges, AppOptions(review=request.review, all_rows=request.all_rows,
-                                     port=request.port, open_browser=request.open_browser), say)
+                                     port=request.port, open_browser=request.open_browser,
+                                     rater=rater, adjudicate=request.adjudicate), say)

@@ -1,10 +1,17 @@
 """``judges label --to-csv`` and ``--from``: labelling in a spreadsheet.
 
 The sheet has the columns ``line``, ``conversation_id``, ``split``,
-``expected`` and ``transcript``. Reading one back matches rows by
-``conversation_id`` (lines may have moved), and an empty cell changes nothing.
-A label or split that differs from one the row already has is changed only
-with ``overwrite``; otherwise it is reported, like an id not in the file.
+``expected``, ``rater``, ``note`` and ``transcript``. Reading one back matches
+rows by ``conversation_id`` (lines may have moved), and an empty cell changes
+nothing. A label or split that differs from one the row already has is changed
+only with ``overwrite``; otherwise it is reported, like an id not in the file.
+
+A sheet row with a ``rater`` (its cell, else ``--rater NAME``) is that rater's
+label and note (:mod:`.sheet_raters`): written to the annotations file, and to
+``expected`` by :mod:`.rating`'s rules. Written with ``--rater NAME``, the sheet
+is blind: its ``expected`` column is that rater's own labels, and its ``note``
+column their notes; without, the row's ``expected`` and empty rater and note.
+One sheet may hold several raters' rows for a conversation (one each).
 
 Conversation text is untrusted: a cell that a spreadsheet would run as a
 formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return)
@@ -21,42 +28,36 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from introspection_cli.errors import DataError, UsageError
 from introspection_cli.fixture import VERDICTS
 from introspection_cli.fixture.byterule import LineEdit, RowNotWritable, plan_edit, write_edits
 from introspection_cli.fsutil import atomic_write_text, check_output_target
 from introspection_cli.labelling.calibration import CalibrationFile, CalibrationLine
+from introspection_cli.labelling.cells import SheetRow, read_cell, safe_cell
+from introspection_cli.labelling.rating import RatingPlan, apply_plan
 from introspection_cli.labelling.result import CommandResult
 from introspection_cli.labelling.setlabels import NO_SPLIT, parse_split
 from introspection_cli.labelling.transcript import transcript_text
 from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
-COLUMNS = ("line", "conversation_id", "split", "expected", "transcript")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_ESCAPE = "'"
+if TYPE_CHECKING:
+    from introspection_cli.labelling.sheet_raters import SheetRaters
+
+COLUMNS = ("line", "conversation_id", "split", "expected", "rater", "note", "transcript")
 _SHEET_LIMIT = 64 * 1024 * 1024
 
 
-def safe_cell(text: str) -> str:
-    """``text`` as a spreadsheet will show it, never run it as a formula.
-
-    A cell starting as a formula would, or with the escape itself, gets one more
-    ``'`` in front: two texts never give the same cell, and :func:`read_cell` undoes it.
-    """
-    return _ESCAPE + text if text.startswith((*_FORMULA_START, _ESCAPE)) else text
 
 
-def read_cell(text: str) -> str:
-    """Undo :func:`safe_cell`: one leading ``'`` is removed."""
-    return text.removeprefix(_ESCAPE)
-
-
-def write_sheet(calibration: CalibrationFile, target: Path) -> CommandResult:
-    """Write every trusted row of ``calibration`` to the CSV file ``target`` atomically."""
+def write_sheet(calibration: CalibrationFile, target: Path,
+                raters: SheetRaters | None = None) -> CommandResult:
+    """Write every trusted row of ``calibration`` to the CSV file ``target`` atomically
+    (for ``raters.default``, with that rater's labels and notes only)."""
     check_output_target(target, flag="--to-csv")
     if target.resolve() == calibration.path.resolve():
         raise UsageError(f"--to-csv {target} is the calibration file itself; pass another "
@@ -68,8 +69,12 @@ def write_sheet(calibration: CalibrationFile, target: Path) -> CommandResult:
     for line in calibration.lines:
         if line.row is None:
             continue
+        rater = raters.default if raters is not None else None
+        mine = raters.own(line.row, rater) if raters is not None and rater else None
+        label = (mine.label if mine else "") if rater else line.row.expected or ""
         writer.writerow([line.number, safe_cell(line.row.conversation_id),
-                         line.row.split or "", line.row.expected or "",
+                         line.row.split or "", label, safe_cell(rater or ""),
+                         safe_cell(mine.note or "") if mine else "",
                          safe_cell(transcript_text(line.row.judge_input.get("events") or []))])
         rows += 1
     try:
@@ -91,35 +96,35 @@ class SheetPlan:
 
     edits: list[LineEdit] = field(default_factory=list)
     reports: list[str] = field(default_factory=list)
+    #: The raters' rows: their annotations, and what they write to ``expected``.
+    ratings: RatingPlan | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _SheetRow:
-    number: int  # the record's row in a spreadsheet (the header is row 1)
-    conversation_id: str
-    expected: str | None
-    split: str | None
-    has_split: bool
 
 
-def read_sheet(calibration: CalibrationFile, source: Path, *, overwrite: bool) -> SheetPlan:
+def read_sheet(calibration: CalibrationFile, source: Path, *, overwrite: bool,
+               raters: SheetRaters | None = None) -> SheetPlan:
     """Match the sheet's rows to ``calibration`` and plan the label and split changes."""
     plan = SheetPlan()
     by_id = {line.row.conversation_id: line for line in calibration.lines if line.row is not None}
-    sheet_lines: dict[str, list[int]] = {}
-    sheet_rows = list(_sheet_rows(source, plan, sheet_lines))
-    for sheet_row in sheet_rows:
+    sheet_lines: dict[str, dict[int, str | None]] = {}
+    rated: list[tuple[SheetRow, CalibrationLine]] = []
+    default = raters.default if raters is not None else None
+    for sheet_row in list(_sheet_rows(source, plan, sheet_lines, default)):
         where = f"{source} row {sheet_row.number}"
-        others = [n for n in sheet_lines[sheet_row.conversation_id] if n != sheet_row.number]
-        if others:  # which one is meant is anyone's guess
+        clash = _clash(sheet_row, sheet_lines[sheet_row.conversation_id])
+        if clash:  # which one is meant is anyone's guess
             plan.reports.append(f"{where}: conversation {sheet_row.conversation_id} is also on "
-                                f"row(s) {', '.join(map(str, others))}; none of them "
-                                "is used")
+                                f"row(s) {', '.join(map(str, clash))}{_for(sheet_row)}; none "
+                                "of them is used")
             continue
         line = by_id.get(sheet_row.conversation_id)
         if line is None:
             plan.reports.append(f"{where}: conversation {sheet_row.conversation_id} is not a "
                                 f"usable row of {calibration.path}")
+            continue
+        if sheet_row.rater is not None:
+            rated.append((sheet_row, line))
             continue
         values = _changes(line, sheet_row, overwrite, where, plan.reports)
         try:
@@ -129,10 +134,27 @@ def read_sheet(calibration: CalibrationFile, source: Path, *, overwrite: bool) -
             continue
         if edit is not None:
             plan.edits.append(edit)
+    if rated:
+        from introspection_cli.labelling.sheet_raters import plan_sheet_ratings
+
+        assert raters is not None  # a rater column is read only with the raters' file
+        plan.ratings = plan_sheet_ratings(calibration, raters, rated, source,
+                                          overwrite=overwrite, reports=plan.reports)
     return plan
 
 
-def _changes(line: CalibrationLine, sheet_row: _SheetRow, overwrite: bool, where: str,
+def _clash(sheet_row: SheetRow, rows: dict[int, str | None]) -> list[int]:
+    """The other sheet rows of this conversation it cannot stand beside: the same rater's
+    (or, without a rater, any other)."""
+    return [number for number, rater in rows.items() if number != sheet_row.number
+            and (sheet_row.rater is None or rater is None or rater == sheet_row.rater)]
+
+
+def _for(sheet_row: SheetRow) -> str:
+    return f" for rater {sheet_row.rater}" if sheet_row.rater is not None else ""
+
+
+def _changes(line: CalibrationLine, sheet_row: SheetRow, overwrite: bool, where: str,
              reports: list[str]) -> dict[str, str | None]:
     assert line.row is not None
     values: dict[str, str | None] = {}
@@ -150,9 +172,12 @@ def _changes(line: CalibrationLine, sheet_row: _SheetRow, overwrite: bool, where
     return values
 
 
-def _sheet_rows(source: Path, plan: SheetPlan,
-                sheet_lines: dict[str, list[int]]) -> Iterator[_SheetRow]:
-    """The usable records of the sheet; every record's id goes into ``sheet_lines``."""
+def _sheet_rows(source: Path, plan: SheetPlan, sheet_lines: dict[str, dict[int, str | None]],
+                default_rater: str | None) -> Iterator[SheetRow]:
+    """The usable records of the sheet; every record's id (and rater) goes into
+    ``sheet_lines``."""
+    from introspection_cli.labelling.sheet_raters import rater_cells
+
     for number, cells in _records(source):
         where = f"{source} row {number}"
         conversation_id = read_cell(cells.get("conversation_id", ""))
@@ -160,7 +185,12 @@ def _sheet_rows(source: Path, plan: SheetPlan,
             if any(cells.values()):
                 plan.reports.append(f"{where}: no conversation_id; the row is ignored")
             continue
-        sheet_lines.setdefault(conversation_id, []).append(number)
+        try:
+            rater, note = rater_cells(cells, default_rater, where)
+        except UsageError as exc:
+            plan.reports.append(str(exc))
+            continue
+        sheet_lines.setdefault(conversation_id, {})[number] = rater
         expected = cells.get("expected", "").lower() or None
         if expected is not None and expected not in VERDICTS:
             plan.reports.append(f"{where}: unknown label {expected!r}; use pass, fail or "
@@ -172,7 +202,7 @@ def _sheet_rows(source: Path, plan: SheetPlan,
         except UsageError as exc:
             plan.reports.append(str(exc))
             continue
-        yield _SheetRow(number, conversation_id, expected, split, bool(split_text))
+        yield SheetRow(number, conversation_id, expected, split, bool(split_text), rater, note)
 
 
 def _records(source: Path) -> Iterator[tuple[int, Mapping[str, str]]]:
@@ -218,6 +248,10 @@ def _csv_problem(source: Path, row: int, exc: csv.Error) -> str:
     return f"--from {source} row {row}: not readable as CSV ({exc}); save the sheet as CSV"
 
 
+def _write(path: Path, edits: Sequence[LineEdit]) -> None:
+    write_edits(path, edits)
+
+
 def _read_text(source: Path) -> str:
     try:
         data = read_file(source, limit=_SHEET_LIMIT)
@@ -237,14 +271,24 @@ def _read_text(source: Path) -> str:
                          "as CSV UTF-8") from None
 
 
-def apply_sheet(calibration: CalibrationFile, source: Path, *,
-                overwrite: bool) -> CommandResult:
-    """``--from``: write what the sheet asks for in one write; exit 1 if anything was reported."""
-    plan = read_sheet(calibration, source, overwrite=overwrite)
-    if plan.edits:
-        write_edits(calibration.path, plan.edits)
-    result = CommandResult(stdout=f"{len(plan.edits)} row(s) written to {calibration.path}\n",
-                           problems=plan.reports)
+def apply_sheet(calibration: CalibrationFile, source: Path, *, overwrite: bool,
+                raters: SheetRaters | None = None) -> CommandResult:
+    """``--from``: write what the sheet asks for in one write (and the raters' annotations
+    in one more); exit 1 if anything was reported."""
+    plan = read_sheet(calibration, source, overwrite=overwrite, raters=raters)
+    ratings = plan.ratings or RatingPlan()
+    edits = sorted([*plan.edits, *ratings.edits], key=lambda edit: edit.line)
+    if ratings.changes:
+        assert raters is not None
+        apply_plan(RatingPlan(tuple(edits), ratings.changes),
+                   lambda written: _write(calibration.path, written), raters.path)
+    elif edits:
+        write_edits(calibration.path, edits)
+    stdout = f"{len(edits)} row(s) written to {calibration.path}\n"
+    if ratings.changes:
+        assert raters is not None
+        stdout += f"{len(ratings.changes)} rater label(s) or note(s) written to {raters.path}\n"
+    result = CommandResult(stdout=stdout, problems=plan.reports)
     if plan.reports:
         result.problems.append(f"{len(plan.reports)} sheet row(s) reported above were not used")
         result.exit_code = 1

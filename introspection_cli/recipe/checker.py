@@ -12,6 +12,7 @@ from typing import Protocol
 from introspection_cli.diagnostics import Diagnostic, Severity, error, warning
 from introspection_cli.errors import UsageError
 from introspection_cli.recipe import rules_layout
+from introspection_cli.recipe.annotation_rules import annotation_diagnostics, annotation_files
 from introspection_cli.recipe.model import Judge, Recipe
 from introspection_cli.recipe.rules_judges import check_judge_file
 from introspection_cli.recipe.rules_package import (
@@ -273,6 +274,8 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
         # eval runs it too, unless a .yaml judge of the same name exists (listed first).
         if judge is not None and judge.name not in result.judges:
             result.judges[judge.name] = judge
+    annotated = annotation_files(listing)
+    units: dict[str, set[tuple[str, str]]] = {}  # of each annotated judge's trusted rows
     for path in listing:
         if not path.name.endswith(CALIBRATION_SUFFIX):
             continue
@@ -289,9 +292,14 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
         elif verify_calibration:
             from introspection_cli.recipe.calibration_rules import calibration_diagnostics
 
-            found, rows = calibration_diagnostics(path, display)
+            collected = units.setdefault(stem, set()) if stem in annotated else None
+            found, rows = calibration_diagnostics(path, display, units=collected)
             result.diagnostics.extend(found)
             result.checked.calibration_rows += rows
+    if verify_calibration:
+        for stem, path in annotated.items():
+            result.diagnostics.extend(annotation_diagnostics(
+                path, display_path(path), stem, stems, units.get(stem), real_root))
     if verify_calibration and judges_rules is not None:
         rules = judges_rules(listing, stems, result.judges,
                              display={p: display_path(p) for p in listing}, real_root=real_root)

@@ -16,6 +16,7 @@ from introspection_cli.diagnostics import Diagnostic, error, warning
 CALIBRATION_SUFFIX = ".calibration.jsonl"
 CERTIFICATE_SUFFIX = ".certificate.json"
 EXPOSURE_SUFFIX = ".exposure.jsonl"  # judges/<name>.exposure.jsonl, read by the certificate rules
+ANNOTATIONS_SUFFIX = ".annotations.jsonl"  # judges/<name>.annotations.jsonl: annotation rules
 #: The directories a recipe's rules read, and the names a slip gives them.
 RECIPE_DIRS = ("judges", "agents", "skills")
 _DIR_SLIPS = {name: plural for plural in RECIPE_DIRS for name in (plural, plural[:-1])}
@@ -135,10 +136,11 @@ def _yaml_slip(path: Path, display: str, names: Collection[str], kind: str) -> l
 
 
 def _is_calibration_like(name: str) -> bool:
-    """A ``*.jsonl`` other than ``*.calibration.jsonl`` or ``*.exposure.jsonl``, or a
-    ``*.calibration.json``."""
+    """A ``*.jsonl`` other than ``*.calibration.jsonl``, ``*.exposure.jsonl`` or
+    ``*.annotations.jsonl``, or a ``*.calibration.json``."""
     lowered = name.lower()
-    if name.endswith((CALIBRATION_SUFFIX, EXPOSURE_SUFFIX)) and not name.startswith("."):
+    if name.endswith((CALIBRATION_SUFFIX, EXPOSURE_SUFFIX, ANNOTATIONS_SUFFIX)) \
+            and not name.startswith("."):
         return False
     return lowered.endswith(".jsonl") or lowered.endswith(".calibration.json")
 

@@ -8,8 +8,8 @@ from functools import cache
 from typing import Any
 
 from introspection_cli.diagnostics import Diagnostic, error, escape_text
-from introspection_cli.recipe.minischema import SchemaError as ValidationError
-from introspection_cli.recipe.minischema import Validator
+from introspection_cli.minischema import SchemaError as ValidationError
+from introspection_cli.minischema import Validator
 from introspection_cli.recipe.model import kebab_suggestion
 from introspection_cli.recipe.yamlload import Document, PathT, quote
 from introspection_cli.resources import load_schema

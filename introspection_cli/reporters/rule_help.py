@@ -236,6 +236,22 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
         'exposure files are only appended to by introspection: restore the line from '
         'version control',
     ),
+    'annotation-invalid': (
+        'error',
+        'a line of judges/<x>.annotations.jsonl that is not an annotation: not JSON, '
+        "not matching schemas/annotation.schema.json (a rater's name with a control "
+        'character or surrounding spaces, a label other than the three, an empty note), '
+        'a blank line, or a conversation, hash and rater already on another line',
+        'annotation files are written by judges label --rater: restore the line from '
+        'version control, or remove it',
+    ),
+    'annotation-orphan': (
+        'warning',
+        "an annotation of a conversation the judge's calibration file does not hold "
+        'with that snapshot_hash (re-exported with other text, or removed; it is left '
+        'out of every figure), or an annotations file with no judges/<x>.yaml',
+        'label the row as it is now, then remove the line; or rename or delete the file',
+    ),
     'judge-not-certified': (
         'error',
         'only with check --require-certified: a judge with a calibration file and no '

@@ -20,7 +20,7 @@ from introspection_cli.reporting.baseline import (
     UnpairedRow,
 )
 from introspection_cli.reporting.metrics import SCORED, agrees
-from introspection_cli.reporting.model import HELD_OUT_HINT, held_out
+from introspection_cli.reporting.model import HELD_OUT_HINT, held_out, split_of
 
 #: Shown in place of a null statistic.
 NULL = "—"
@@ -359,3 +359,36 @@ def usage_sentence(usage: Mapping[str, Any]) -> str:
                      f"{usage.get('concurrency')}")
     return ", ".join(parts)
 
+
+
+def ceiling_sentences(judge: Mapping[str, Any], shown: Callable[[str], str] = clean
+                      ) -> list[str]:
+    """The human ceiling beside the judge (a report with ``raters``; none without): the
+    raters' alpha and pairwise applicable agreement, then the judge's own applicable
+    agreement on the rows it scored. ``shown`` makes a rater's name safe for the format."""
+    raters = judge.get("raters")
+    if raters is None:
+        return []
+    names = ", ".join(shown(name) for name in raters["raters"])
+    head = f"human ceiling: {len(raters['raters'])} rater(s) ({names}) on {raters['units']} rows"
+    alpha = raters["alpha"]
+    if alpha is None:
+        lines = [f"{head}; agreement cannot be computed: {shown(raters['problem'] or '')}"]
+    else:
+        lines = [f"{head}; Krippendorff's alpha {alpha['value']:.3f} ({alpha['low']:.3f}–"
+                 f"{alpha['high']:.3f}, bootstrap 95%)"]
+    pairs = [f"{shown(pair['raters'][0])}–{shown(pair['raters'][1])} "
+             f"{format_interval(pair['applicable_agreement'])}" + (
+                 f" over {pair['applicable_agreement']['n']}"
+                 if pair["applicable_agreement"] else "") for pair in raters["pairs"]]
+    if pairs:
+        lines.append("raters' applicable agreement: " + "; ".join(pairs))
+    own = split_of(judge["splits"], SCORED)["agreement"]
+    lines.append(f"judge's applicable agreement ({SCORED}): {format_interval(own)}; a "
+                 "judge cannot be expected to agree with a person more than people agree "
+                 "with each other")
+    if raters["conflicts"]:
+        lines.append(f"{raters['conflicts']} row(s) in conflict (the raters disagree): settle "
+                     "them with "
+                     f"`introspection judges label --adjudicate --judge {judge['name']}`")
+    return lines

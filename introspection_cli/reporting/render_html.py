@@ -28,6 +28,7 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     NULL,
+    ceiling_sentences,
     comparison_cells,
     comparison_header,
     disagreements,
@@ -124,7 +125,7 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
              f"{esc(judge['provider'] + '/' + judge['model'])}</span></h2>"]
     if judge.get("fingerprint"):
         parts.append(f'<p class="meta">Fingerprint <code>{esc(judge["fingerprint"])}</code></p>')
-    parts += [*_splits(judge, unstable=several_samples(report)),
+    parts += [*_splits(judge, unstable=several_samples(report)), *_ceiling(judge),
               *_side_by_side(_gates(judge_gates(report, judge["name"])),
                              _confusion(split_of(judge["splits"], SCORED))),
               *_models(judge), *_rejected(judge)]
@@ -151,6 +152,15 @@ def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: i
             parts.append(_row(row, key, missing))
     parts.append("</section>")
     return parts
+
+
+def _ceiling(judge: Mapping[str, Any]) -> list[str]:
+    """The human ceiling beside the judge's agreement (when the judge has raters)."""
+    sentences = ceiling_sentences(judge, shown=lambda name: name)
+    if not sentences:
+        return []
+    items = "".join(f"<li>{esc(sentence)}</li>" for sentence in sentences)
+    return [f'<div class="ceiling"><h3>Human ceiling</h3><ul>{items}</ul></div>']
 
 
 def _side_by_side(*blocks: list[str]) -> list[str]:

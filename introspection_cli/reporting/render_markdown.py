@@ -18,6 +18,7 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
+    ceiling_sentences,
     clean,
     comparison_cells,
     comparison_header,
@@ -103,6 +104,9 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
                     for split in REPORT_SPLITS])
     lines += [*table, "", cell(scored_note(judge["splits"])) + "."]
     lines += [text for note in edge_notes(table) for text in ("", f"{cell(note)}.")]
+    ceiling = ceiling_sentences(judge, shown=lambda name: cell(name, 64))
+    if ceiling:
+        lines += ["", "**Human ceiling**", "", *(f"- {sentence}" for sentence in ceiling)]
     if gates:
         lines += ["", "**Gates**", ""]
         lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"

@@ -16,6 +16,7 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
+    ceiling_sentences,
     clean,
     comparison_cells,
     comparison_header,
@@ -105,6 +106,9 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
                     for split in REPORT_SPLITS])
     lines += [*table, f"  {scored_note(judge['splits'])}",
               *(f"  {note}" for note in edge_notes(table))]
+    ceiling = ceiling_sentences(judge)
+    if ceiling:
+        lines += ["", *(f"  {sentence}" for sentence in ceiling)]
     if gates:
         lines += ["", "  gates"]
         lines += [paint(f"    {gate_sentence(gate)}", "green" if gate["met"] else "red")

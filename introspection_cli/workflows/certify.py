@@ -35,8 +35,15 @@ from introspection_cli.evaluation.fingerprint import judge_identity
 from introspection_cli.evaluation.ledger import open_ledger, record_run
 from introspection_cli.evaluation.outcomes import EvalRun
 from introspection_cli.evaluation.plan import load_valid_recipe
-from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback, run_eval
+from introspection_cli.evaluation.runner import (
+    EvalOptions,
+    EvalResult,
+    ProgressCallback,
+    make_plans,
+    run_plans,
+)
 from introspection_cli.provenance import utc_now
+from introspection_cli.recipe.model import Recipe
 from introspection_cli.recipe.selection import select_judges
 from introspection_cli.workflows.certify_output import Plan, payload, power_plan, text
 from introspection_cli.workflows.certify_steps import (
@@ -64,6 +71,8 @@ class CertifySettings:
     family_wise: str | None = None
     accept_exposure: str | None = None
     fmt: str = "text"
+    #: --min-rater-alpha: the raters' alpha lower bound must reach this (None: not asked).
+    min_rater_alpha: float | None = None
 
     def check(self) -> None:
         if self.every == bool(self.judges):
@@ -85,6 +94,10 @@ class CertifySettings:
         if self.accept_exposure is not None and not self.accept_exposure.strip():
             raise UsageError("--accept-exposure needs a reason (it is stored in the "
                              "certificate and shown by check)")
+        if self.min_rater_alpha is not None and not (
+                math.isfinite(self.min_rater_alpha) and -1 <= self.min_rater_alpha <= 1):
+            raise UsageError(f"--min-rater-alpha {self.min_rater_alpha} must be a number from "
+                             "-1 to 1 (Krippendorff's alpha: 1 is perfect agreement, 0 chance)")
         if self.fmt not in ("text", "json"):
             raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
 
@@ -95,15 +108,16 @@ def certify_judges(path: Path, options: EvalOptions, settings: CertifySettings, 
     settings.check()
     recipe, warnings = load_valid_recipe(path, settings.judges)
     candidates = [prepare(judge, provider=options.provider, model=options.model,
-                          split=settings.split, bar=settings.bar, samples=options.samples)
+                          split=settings.split, bar=settings.bar, samples=options.samples,
+                          min_rater_alpha=settings.min_rater_alpha)
                   for judge in select_judges(recipe, settings.judges)]
     tested = [candidate for candidate in candidates if candidate.early is None]
     notes = list(warnings)
     failed: ExitCode | None = None
     failures: list[str] = []
     if tested:
-        result = run_eval(recipe, replace(options, judges=tuple(c.name for c in tested),
-                                          splits=(settings.split,)), progress=progress)
+        result = _run(recipe, replace(options, judges=tuple(c.name for c in tested),
+                                      splits=(settings.split,)), tested, progress)
         runs = {run.name: run for run in result.run.judges}
         for candidate in tested:
             candidate.run = runs[candidate.name]
@@ -114,6 +128,17 @@ def certify_judges(path: Path, options: EvalOptions, settings: CertifySettings, 
     written = {} if failed is not None else _write(tested, settings, options.samples)
     return _result(path, candidates, settings, options.samples, written,
                    (failed, failures), notes)
+
+
+def _run(recipe: Recipe, options: EvalOptions, tested: Sequence[Candidate],
+         progress: ProgressCallback | None) -> EvalResult:
+    """Evaluate the split's rows of each judge, less the rows its raters are in conflict on
+    (never evaluated: adjudicating them later leaves the test rows unseen)."""
+    left_out = {candidate.name: set(candidate.excluded) for candidate in tested}
+    plans = [replace(plan, rows=tuple(row for row in plan.rows if row.conversation_id
+                                      not in left_out.get(plan.judge.name, ())))
+             for plan in make_plans(recipe, options)]
+    return run_plans(str(recipe.root), plans, options, progress=progress)
 
 
 def _record(tested: Sequence[Candidate], run: EvalRun, options: EvalOptions,

@@ -87,6 +87,7 @@ def payload(candidate: Candidate, split: str, samples: int, plan: Plan,
         "test_fingerprints_seen": exposure.fingerprints if ran else None,
         "rejected": [{"line": line, "code": code, "message": message}
                      for line, code, message in candidate.split.rejected],
+        "raters": None if candidate.raters is None else candidate.raters.as_json(),
         "certificate": certificate,
     }
 
@@ -103,7 +104,7 @@ def text(data: Mapping[str, Any], plan: Plan) -> str:
              f"  fingerprint {data['fingerprint']}",
              f"  rows       {data['rows']} ({labelled.get('pass', 0)} pass, "
              f"{labelled.get('fail', 0)} fail, {labelled.get('not_applicable', 0)} "
-             f"not_applicable)"]
+             f"not_applicable)", *raters_lines(data)]
     if data["sequential"] is not None:  # the judge ran: what it measured
         name = METHODS[data["sequential"]["method"]].interval_name(data["alpha"])
         lines += [f"  errors     {data['errors']} (at most {data['max_error_rate']:g} of the "
@@ -123,6 +124,24 @@ def text(data: Mapping[str, Any], plan: Plan) -> str:
         lines += [f"{heading}:", *(f"  {reason}" for reason in data["reasons"])]
         lines += [f"  {line}" for line in describe_plan(plan[0], plan[1], data["split"])]
     return "\n".join(lines) + "\n"
+
+
+def raters_lines(data: Mapping[str, Any]) -> list[str]:
+    """What the raters changed: the rows in conflict left out, the alpha required."""
+    raters = data.get("raters")
+    if raters is None:
+        return []
+    excluded = raters["excluded"]
+    lines = [f"  raters     {len(excluded)} row(s) in conflict left out (not evaluated)"
+             + (f": {', '.join(excluded[:5])}{', ...' if len(excluded) > 5 else ''}; settle "
+                f"them with `introspection judges label --adjudicate --judge {data['judge']}`"
+                if excluded else "")]
+    alpha = raters["alpha"]
+    if raters["min_alpha"] is not None and alpha is not None:
+        lines.append(f"  rater alpha {alpha['value']:.3f} ({alpha['low']:.3f}–"
+                     f"{alpha['high']:.3f}, bootstrap 95%) over {alpha['units']} rows, "
+                     f"--min-rater-alpha {raters['min_alpha']:g}")
+    return lines
 
 
 def _rate_line(name: str, rate: Mapping[str, Any] | None, bar: float | None,

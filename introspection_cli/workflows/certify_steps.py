@@ -30,6 +30,7 @@ from introspection_cli.certification.decision import (
     Rate,
     insufficient,
     rejected_rows,
+    rows_needed,
 )
 from introspection_cli.certification.exposure import (
     Exposure,
@@ -39,6 +40,7 @@ from introspection_cli.certification.exposure import (
 )
 from introspection_cli.certification.exposure_file import exposure_path, read_looks
 from introspection_cli.certification.exposure_record import record_look, run_test_rows, test_look
+from introspection_cli.certification.raters import RaterAlpha, RatersRecord, conflicting_rows
 from introspection_cli.evaluation.fingerprint import JudgeIdentity, judge_identity
 from introspection_cli.evaluation.outcomes import JudgeRun
 from introspection_cli.fsutil import check_output_target
@@ -70,10 +72,18 @@ class Candidate:
     bound: BoundMethod = WILSON
     decision: Certification | None = None
     family: FamilyWise | None = None
+    #: The judge's raters (an annotations file): the split's rows in conflict, left out,
+    #: and the alpha --min-rater-alpha required; None without an annotations file.
+    raters: RatersRecord | None = None
 
     @property
     def name(self) -> str:
         return self.judge.name
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """The split's rows in conflict: not evaluated, not scored."""
+        return self.raters.excluded if self.raters is not None else ()
 
     @property
     def final(self) -> Certification:
@@ -83,11 +93,11 @@ class Candidate:
 
 
 def prepare(judge: Judge, *, provider: str | None, model: str | None, split: str,
-            bar: float, samples: int = 1) -> Candidate:
-    """A judge's candidate, from its files: the split's rows, the bound its look will be
-    decided with, and the decision the rows make alone if they do. Raises when the
-    certificate cannot be written or the exposure file cannot be read (before any model
-    call is paid for)."""
+            bar: float, samples: int = 1, min_rater_alpha: float | None = None) -> Candidate:
+    """A judge's candidate, from its files: the split's rows (less those its raters are in
+    conflict on), the bound its look will be decided with, and the decision the rows make
+    alone if they do. Raises when the certificate cannot be written or the exposure file
+    cannot be read (before any model call is paid for)."""
     chosen_provider, chosen_model = provider or judge.llm.provider, model or judge.llm.model
     identity = judge_identity(judge, provider=chosen_provider, model=chosen_model)
     target = certificate_path(judge.path.parent, judge.name)
@@ -99,8 +109,17 @@ def prepare(judge: Judge, *, provider: str | None, model: str | None, split: str
         looks = read_looks(exposure_path(judge.path.parent, judge.name))
         earlier = looks_under(looks, (identity.fingerprint, samples), _test_rows(rows))
         candidate.bound = method_for(earlier + 1)
-    labelled = {label: sum(row.expected == label for row in rows.rows) for label in LABELS}
-    if rows.rejected:
+    candidate.raters = rater_record(judge, rows, min_rater_alpha)
+    left_out = set(candidate.excluded)
+    labelled = {label: sum(row.expected == label for row in rows.rows
+                           if row.conversation_id not in left_out) for label in LABELS}
+    alpha_refusal = _alpha_refusal(candidate.raters, min_rater_alpha)
+    if alpha_refusal is not None:
+        candidate.early = Certification("not_certified", bar, 0.0, sum(labelled.values()), 0,
+                                        None, None, None, labelled, labelled,
+                                        rows_needed(labelled, bar, bound=candidate.bound),
+                                        (alpha_refusal,), bound=candidate.bound)
+    elif rows.rejected:
         candidate.early = rejected_rows(labelled, bar,
                                         sorted({line for line, _, _ in rows.rejected}))
     else:
@@ -111,6 +130,56 @@ def prepare(judge: Judge, *, provider: str | None, model: str | None, split: str
 
 def _test_rows(split: SplitRows) -> dict[str, tuple[str, str]]:
     return {row.conversation_id: (row.snapshot_hash, row.expected) for row in split.rows}
+
+
+def rater_record(judge: Judge, rows: SplitRows,
+                 min_rater_alpha: float | None) -> RatersRecord | None:
+    """The judge's raters as a certificate records them (None without an annotations
+    file): the split's rows in conflict, and with ``min_rater_alpha`` the alpha measured
+    over every row two raters labelled (None in it when the labels give none)."""
+    from introspection_cli.annotations.file import annotations_path
+
+    if not annotations_path(judge.path.parent, judge.name).exists():
+        if min_rater_alpha is not None:
+            return RatersRecord((), min_rater_alpha, None)
+        return None
+    excluded = tuple(conflicting_rows(judge.path.parent, judge.name, rows.rows))
+    return RatersRecord(excluded, min_rater_alpha,
+                        _alpha(judge) if min_rater_alpha is not None else None)
+
+
+def _alpha(judge: Judge) -> RaterAlpha | None:
+    from introspection_cli.annotations.agreement import DRAWS, AgreementRefused, alpha_interval
+    from introspection_cli.workflows.agree import rater_data
+
+    data = rater_data(judge)
+    if data is None:
+        return None
+    labels = data.labels
+    try:
+        interval, _ = alpha_interval(labels)
+    except AgreementRefused:
+        return None
+    pairable = sum(len(given) >= 2 for given in labels.values())
+    return RaterAlpha(interval.value, interval.low, interval.high, pairable, DRAWS)
+
+
+def _alpha_refusal(record: RatersRecord | None, min_rater_alpha: float | None) -> str | None:
+    """Why ``--min-rater-alpha`` refuses, in a sentence; None when it does not."""
+    if min_rater_alpha is None:
+        return None
+    alpha = record.alpha if record is not None else None
+    if alpha is None:
+        return (f"--min-rater-alpha {min_rater_alpha:g}: the raters' alpha cannot be computed "
+                "(it needs two raters on the same rows, with more than one label among them; "
+                "`introspection judges agree` says why)")
+    if alpha.low < min_rater_alpha:
+        return (f"the raters' Krippendorff alpha is {alpha.value:.3f} (95% interval "
+                f"{alpha.low:.3f}–{alpha.high:.3f}) over {alpha.units} rows; its lower bound is "
+                f"below --min-rater-alpha {min_rater_alpha:g}: the labels themselves are not "
+                "reliable enough to certify a judge against (sharpen the rubric, then label "
+                "again)")
+    return None
 
 
 def record_exposure(candidate: Candidate, *, samples: int, cache_dir: Path,
@@ -155,7 +224,7 @@ def build_certificate(candidate: Candidate, *, split: str, samples: int,
         candidate.exposure, accepted,
         Sequential(max(1, candidate.sequential_looks), decision.bound.name,
                    decision.bound.parameters),
-        tool_version(), certified_at)
+        tool_version(), certified_at, candidate.raters)
 
 
 def _record(rate: Rate) -> RateRecord:

@@ -136,6 +136,7 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
     ledger_warnings = record_evaluations(result.run, options, recipe)
     report = build_report(result.run, Provenance(git=git_state(path)))
+    add_rater_ceilings(report, recipe)
     gates = evaluate_gates(report, settings.gates)
     report["gates"] = [gate.as_json() for gate in gates]
     batch = options.batch is not None
@@ -255,6 +256,18 @@ def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
     if result.service_failures:
         return ExitCode.SERVICE, problems
     return None, []
+def add_rater_ceilings(report: dict[str, Any], recipe: Recipe) -> None:
+    """Each judge with an annotations file gets ``raters``: how much its raters agree, the
+    ceiling its own agreement is read against."""
+    from introspection_cli.workflows.agree import ceiling_json
+
+    for entry in report["judges"]:
+        judge = recipe.judges.get(entry["name"])
+        ceiling = ceiling_json(judge) if judge is not None else None
+        if ceiling is not None:
+            entry["raters"] = ceiling
+
+
 def add_costs(report: dict[str, Any], run: EvalRun, prices: PriceTable, *,
               batch: bool) -> None:
     """Fill in the report's ``cost`` figures from the price table: each judge's usage

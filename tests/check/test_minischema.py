@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, ValidationError, validators
 
-from introspection_cli.recipe.minischema import UnsupportedSchema, Validator, python_pattern
+from introspection_cli.minischema import UnsupportedSchema, Validator, python_pattern
 from introspection_cli.resources import load_schema
 
 SCHEMAS = ["judge", "agent", "skill"]

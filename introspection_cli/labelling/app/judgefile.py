@@ -1,9 +1,10 @@
 """One judge's calibration file as a labelling session sees it: now, its gate, its writes.
 
 A session holds one :class:`JudgeFile` per judge it labels. Each reads its file
-again when another program changed it, knows which rows its judge's gate does
-not match, and writes by the byte rule (raising what the byte rule raises;
-the session turns that into what the page shows).
+(and the judge's annotations file, for raters) again when another program changed
+it, knows which rows its judge's gate does not match, and writes by the byte
+rule (raising what the byte rule raises; the session turns that into what the
+page shows).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from introspection_cli.annotations.file import Annotations, annotations_path, read_annotations
+from introspection_cli.annotations.units import RatedUnit, rated_units
 from introspection_cli.errors import DataError
 from introspection_cli.evaluation.gate import GateTimeout, evaluate_gate
 from introspection_cli.fixture.byterule import LineEdit, file_identity, write_edits
@@ -24,6 +27,7 @@ from introspection_cli.labelling.calibration import (
     after_edits,
     read_calibration,
 )
+from introspection_cli.labelling.rating import RatingPlan, apply_plan
 from introspection_cli.recipe.model import Judge
 
 #: A conversation as the fixture rules name it: (conversation_id, snapshot_hash).
@@ -72,6 +76,11 @@ class JudgeFile:
         self._misses: list[int] = []
         self._index_of: CalibrationFile | None = None
         self._index: dict[Identity, int] = {}
+        self.annotations_path = annotations_path(judge.path.parent, judge.name)
+        self.annotations = read_annotations(self.annotations_path)
+        self._annotations_identity = _identity_or_none(self.annotations_path)
+        self._units_of: tuple[CalibrationFile, Annotations] | None = None
+        self._units: dict[Identity, RatedUnit] = {}
 
     @property
     def name(self) -> str:
@@ -90,7 +99,35 @@ class JudgeFile:
                             ) from None
         if identity != self.file.identity:
             self.reread()
+        if _identity_or_none(self.annotations_path) != self._annotations_identity:
+            self._reread_annotations()
         return self.file
+
+    def _reread_annotations(self) -> None:
+        self._annotations_identity = _identity_or_none(self.annotations_path)
+        self.annotations = read_annotations(self.annotations_path)
+
+    def rated(self, line: CalibrationLine) -> RatedUnit | None:
+        """What the raters said of a trusted line (None: nobody, or a rejected line)."""
+        identity = identity_of(line)
+        if identity is None:
+            return None
+        if self._units_of is None or self._units_of[0] is not self.file \
+                or self._units_of[1] is not self.annotations:  # once per state of the files
+            rows = [(row.conversation_id, row.snapshot_hash, row.expected)
+                    for row in self.file.rows]
+            self._units = dict(rated_units(self.annotations.annotations, rows).units)
+            self._units_of = (self.file, self.annotations)
+        return self._units.get(identity)
+
+    def write_rating(self, plan: RatingPlan) -> None:
+        """Write a rater's plan: the calibration edits by the byte rule, then the
+        annotations (raises what :func:`~introspection_cli.labelling.rating.apply_plan`
+        raises)."""
+        written = apply_plan(plan, self.write, self.annotations_path)
+        if written is not None:
+            self.annotations = written
+            self._annotations_identity = _identity_or_none(self.annotations_path)
 
     def reread(self) -> None:
         self.file = _read(self.file.path)
@@ -148,6 +185,15 @@ class JudgeFile:
         """Write ``edits`` by the byte rule; raises what :func:`write_edits` raises."""
         written = write_edits(self.file.path, edits)
         self.file = after_edits(self.file, written, edits)
+
+
+def _identity_or_none(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        return file_identity(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise DataError(f"{path} cannot be read ({exc.strerror})") from None
 
 
 def _read(path: Path) -> CalibrationFile:

@@ -2,21 +2,23 @@
 
 A row is in the review queue when the report's outcome for its conversation
 disagrees with the row's *current* label (``gated`` agrees with
-``not_applicable``; ``error`` outcomes say nothing and are left out). A row
+``not_applicable``; ``error`` outcomes say nothing and are left out); for a
+rater (``--rater``), with their own label. The page shows the raters' notes
+beside the model's reasoning (:func:`.views.label_json`). A row
 whose ``snapshot_hash`` is not the one the report was made from is skipped
 with a note: the report judged another conversation text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from introspection_cli import strictjson
 from introspection_cli.errors import UsageError
-from introspection_cli.labelling.calibration import CalibrationFile
+from introspection_cli.labelling.calibration import CalibrationFile, CalibrationLine
 from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
 _REPORT_LIMIT = 1024 * 1024 * 1024
@@ -70,9 +72,10 @@ def agrees(expected: str, outcome: str) -> bool:
     return outcome == expected or (outcome == "gated" and expected == "not_applicable")
 
 
-def build_review(report_rows: Sequence[Mapping[str, Any]],
-                 calibration: CalibrationFile) -> Review:
-    """Match report rows to the file's rows by conversation and keep the disagreements."""
+def build_review(report_rows: Sequence[Mapping[str, Any]], calibration: CalibrationFile,
+                 label_of: Callable[[CalibrationLine], str | None] | None = None) -> Review:
+    """Match report rows to the file's rows by conversation and keep the disagreements
+    with each row's label: ``expected``, or what ``label_of`` says (a rater's own)."""
     review = Review()
     by_id = calibration.by_conversation()
     stale: list[str] = []
@@ -93,7 +96,8 @@ def build_review(report_rows: Sequence[Mapping[str, Any]],
         if not isinstance(outcome, str) or outcome == "error":
             errors += 1
             continue
-        if line.row.expected is None or agrees(line.row.expected, outcome):
+        label = line.row.expected if label_of is None else label_of(line)
+        if label is None or agrees(label, outcome):
             continue
         review.lines.append(line.number)
         review.rows[line.number] = ReviewedRow(

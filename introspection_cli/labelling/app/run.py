@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from introspection_cli.labelling.app.blinds import Blinds
+from introspection_cli.labelling.app.judgefile import JudgeFile
 from introspection_cli.labelling.app.session import LabelSession, QueueMode
+from introspection_cli.labelling.calibration import CalibrationLine
 from introspection_cli.labelling.result import CommandResult
 from introspection_cli.recipe.model import Judge
 
@@ -19,6 +22,8 @@ class AppOptions:
     all_rows: bool = False
     port: int = 0
     open_browser: bool = True
+    rater: str | None = None  # --rater NAME: labels are this rater's, blind to the others'
+    adjudicate: bool = False  # --adjudicate: the rows in conflict
 
 
 def run_app(judges: Sequence[Judge], options: AppOptions,
@@ -35,6 +40,9 @@ def run_app(judges: Sequence[Judge], options: AppOptions,
     server = LabelServer(session, options.port)
     queue = len(session.queue)
     files = ", ".join(str(judge.calibration_path) for judge in judges)
+    if options.rater is not None:
+        say(f"Labelling as rater {options.rater}: your labels and notes go to each judge's "
+            "annotations file; other raters' labels are not shown")
     if len(judges) == 1:
         say(f"Labelling judge {judges[0].name}: {queue} row(s) in the queue "
             f"({_describe(session.mode)}), from {files}")
@@ -71,18 +79,33 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 
 def _session(judges: Sequence[Judge], options: AppOptions) -> LabelSession:
-    mode: QueueMode = "review" if options.review else "all" if options.all_rows else "unlabelled"
-    reviews = {}
+    mode: QueueMode = ("adjudicate" if options.adjudicate else "review" if options.review
+                       else "all" if options.all_rows else "unlabelled")
+    session = LabelSession(judges, mode, None,
+                           Blinds(options.rater, options.adjudicate))
     if options.review is not None:
         from introspection_cli.labelling.app.review import build_review, load_report_rows
-        from introspection_cli.labelling.calibration import read_calibration
 
-        for judge in judges:
-            rows = load_report_rows(options.review, judge.name)
-            reviews[judge.name] = build_review(rows, read_calibration(judge.calibration_path))
-    return LabelSession(judges, mode, reviews)
+        for jf in session.files:
+            rows = load_report_rows(options.review, jf.name)
+            session.reviews[jf.name] = build_review(rows, jf.file, _label_of(jf, options.rater))
+        session.start_queue()
+    return session
+
+
+def _label_of(jf: JudgeFile, rater: str | None) -> Callable[[CalibrationLine], str | None] | None:
+    """A rater reviews the rows where the report disagrees with their own label."""
+    if rater is None:
+        return None
+
+    def label_of(line: CalibrationLine) -> str | None:
+        unit = jf.rated(line)
+        mine = unit.ratings.get(rater) if unit is not None else None
+        return mine.label if mine is not None else None
+    return label_of
 
 
 def _describe(mode: QueueMode) -> str:
     return {"unlabelled": "unlabelled rows; --all for every row",
-            "all": "every row", "review": "rows the report disagrees with"}[mode]
+            "all": "every row", "review": "rows the report disagrees with",
+            "adjudicate": "rows the raters disagree on"}[mode]

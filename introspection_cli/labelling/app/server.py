@@ -12,7 +12,8 @@ Security model (every request, before anything else):
   ``/``; every other request must carry the cookie.
 * Every write is a POST whose ``Origin`` is this server and which carries the
   CSRF token the page got from ``/api/session`` in an ``X-CSRF-Token`` header,
-  with a JSON body of bounded size.
+  with a JSON body of bounded size: ``/api/label``, ``/api/note`` (a rater's
+  note), ``/api/undo``, ``/api/gate-misses``.
 * Every response forbids framing and carries a Content-Security-Policy that
   allows nothing from another origin and no inline script or style; the page's
   scripts render conversation text with ``textContent`` only. That includes
@@ -38,7 +39,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from introspection_cli import webui
 from introspection_cli.errors import DataError, UsageError
-from introspection_cli.labelling.app.session import LabelSession, LabelWrite, WriteRefused
+from introspection_cli.labelling.app.session import LabelSession
+from introspection_cli.labelling.app.writes import LabelWrite, NoteWrite, WriteRefused
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -214,6 +216,9 @@ class _Handler(BaseHTTPRequestHandler):
         session = self.server.session
         actions: dict[str, Callable[[], dict[str, Any]]] = {
             "/api/label": lambda: session.label(_label_write(body)),
+            "/api/note": lambda: session.note(NoteWrite(_str(body, "judge"), _int(body, "line"),
+                                                        _str(body, "version"),
+                                                        _str(body, "note"))),
             "/api/undo": session.undo,
             "/api/gate-misses": lambda: session.label_gate_misses(_str(body, "judge"),
                                                                   _int(body, "count")),
@@ -283,8 +288,11 @@ def _str(body: dict[str, Any], key: str) -> str:
 
 
 def _label_write(body: dict[str, Any]) -> LabelWrite:
+    note = body.get("note")
+    if note is not None and not isinstance(note, str):
+        raise ValueError("note must be a string")
     return LabelWrite(_str(body, "judge"), _int(body, "line"), _str(body, "version"),
-                      _values(body))
+                      _values(body), note)
 
 
 def _values(body: dict[str, Any]) -> dict[str, str | None]:

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from introspection_cli.labelling.app.blinds import NO_RATER, Blinds
 from introspection_cli.labelling.app.items import Item
 from introspection_cli.labelling.app.judgefile import JudgeFile, row_version
 from introspection_cli.labelling.app.review import Review
@@ -46,13 +47,16 @@ def conversation_json(lines: Iterable[CalibrationLine | None]) -> dict[str, Any]
 
 
 def label_json(jf: JudgeFile, item: Item, line: CalibrationLine | None,
-               review: Review | None) -> dict[str, Any]:
+               review: Review | None, blinds: Blinds = NO_RATER) -> dict[str, Any]:
     """One judge's label row of a conversation: its line, label, split, gate and, under
-    --review, what the report said; ``absent`` says why a judge has no row to label."""
+    --review, what the report said; ``absent`` says why a judge has no row to label.
+
+    For a rater, ``expected`` is their own label and ``note`` their own note: the
+    row's ``expected`` and other raters' labels are never sent (it may be theirs)."""
     row = line.row if line is not None else None
     gate = jf.gate(line) if line is not None else None
     reviewed = review.rows.get(line.number) if review and line is not None else None
-    return {
+    entry: dict[str, Any] = {
         "judge": jf.name, "gated": jf.gated,
         "line": line.number if line is not None else None,
         "version": row_version(line.text) if line is not None else None,
@@ -64,7 +68,23 @@ def label_json(jf: JudgeFile, item: Item, line: CalibrationLine | None,
         "gate": gate.as_json() if gate is not None else None,
         "review": reviewed.as_json() if reviewed is not None else None,
         "absent": _absent(jf, item) if line is None else None,
+        "note": None, "rated": False, "ratings": [], "conflict": None,
     }
+    unit = jf.rated(line) if line is not None else None
+    if blinds.rater is not None:
+        mine = unit.ratings.get(blinds.rater) if unit is not None else None
+        entry.update(expected=mine.label if mine else None, note=mine.note if mine else None,
+                     rated=mine is not None)
+        if entry["review"] is not None:
+            entry["review"] = {**entry["review"], "expected_then": None}  # maybe another's
+    elif unit is not None and (blinds.adjudicate or reviewed is not None):
+        entry["ratings"] = [{"rater": rater, "label": a.label, "note": a.note, "at": a.at}
+                            for rater, a in sorted(unit.ratings.items())]
+        if blinds.adjudicate:
+            settled = unit.adjudication
+            entry.update(conflict=unit.conflict, rated=settled is not None,
+                         note=settled.note if settled else None)
+    return entry
 
 
 def _absent(jf: JudgeFile, item: Item) -> str:

@@ -112,6 +112,51 @@ def test_every_write_endpoint_needs_the_token_origin_and_csrf(
     assert app.request("POST", path, body=body).status in (200, 409)  # the endpoint is there
 
 
+@pytest.fixture
+def rater_app(tmp_path: Path) -> Iterator[LabelApp]:
+    """A rater's session (``--rater Ana``) whose line 1 Ana has labelled."""
+    recipe = write_recipe(tmp_path / "rated", {"helpful": (UNGATED_JUDGE, [row("c1")])})
+    started = LabelApp.start(recipe, "--rater", "Ana")
+    assert started.label(1, expected="pass").status == 200
+    yield started
+    started.kill()
+
+
+@pytest.mark.parametrize("path", ["/api/note", "/api/label"])
+@pytest.mark.parametrize(("cookie", "origin", "csrf"), [
+    (False, "same", "same"), (True, "http://evil.example", "same"), (True, None, "same"),
+    (True, "same", None), (True, "same", "wrong-token")])
+def test_a_rater_s_writes_need_the_token_origin_and_csrf(
+        tmp_path: Path, rater_app: LabelApp, path: str, cookie: bool, origin: str | None,
+        csrf: str | None) -> None:
+    """A note (or a label carrying one) is a write like any other; the annotations file is
+    left as it was."""
+    annotations = tmp_path / "rated" / "judges" / "helpful.annotations.jsonl"
+    before = annotations.read_bytes()
+    body = {"judge": "helpful", "line": 1, "version": rater_app.row(1)["version"],
+            "note": "why", **({"expected": "fail"} if path == "/api/label" else {})}
+    refused = rater_app.request("POST", path, body=body, cookie=cookie, origin=origin,
+                                csrf=csrf)
+    assert refused.status == 403 and b"Refused" in refused.body, refused.body
+    assert annotations.read_bytes() == before
+    assert rater_app.request("POST", path, body=body).status == 200  # the endpoint is there
+    assert annotations.read_bytes() != before
+
+
+def test_a_note_is_refused_without_a_rater_and_checked(app: LabelApp,
+                                                       rater_app: LabelApp) -> None:
+    version = app.row(1)["version"]
+    refused = app.request("POST", "/api/note", body={"judge": "helpful", "line": 1,
+                                                     "version": version, "note": "why"})
+    assert refused.status == 400 and "a note is kept per rater" in refused.json()["error"]
+    body = {"judge": "helpful", "line": 1, "version": rater_app.row(1)["version"]}
+    assert rater_app.request("POST", "/api/note", body={**body, "note": 3}).status == 400
+    assert rater_app.request("POST", "/api/label", body={**body, "expected": "pass",
+                                                         "note": ["x"]}).status == 400
+    too_long = rater_app.request("POST", "/api/note", body={**body, "note": "x" * 4001})
+    assert too_long.status in (400, 409) and "at most 4,000" in too_long.json()["error"]
+
+
 def test_every_answer_carries_the_csp_and_no_framing(app: LabelApp) -> None:
     for path in ("/", "/api/session", "/assets/app.js", "/nothing-here"):
         answer = app.request("GET", path)

@@ -6,7 +6,11 @@
  * One judge or several: each conversation is shown once, with a label row per judge.
  * The keys act on the judge in focus (Tab / Shift-Tab move it); after a label the focus
  * goes on to the next judge of the conversation without one, then to the next
- * conversation. */
+ * conversation.
+ *
+ * With --rater NAME the labels are that rater's own and `c` writes their note; with
+ * --adjudicate the queue is the rows in conflict and every rater's label is shown. A note
+ * typed on a row not yet labelled waits (state.draft) and is sent with the label. */
 (function () {
   "use strict";
 
@@ -16,12 +20,12 @@
   var state = {
     csrf: null, overview: null, judges: [], several: false, queue: [], index: 0, item: null,
     focus: 0, highlight: null, rubric: { wide: true, narrow: false }, toolsOpen: false,
-    gateMisses: null, chain: Promise.resolve(),
+    gateMisses: null, chain: Promise.resolve(), rater: null, adjudicate: false, draft: null,
   };
   var KEYS = {
     p: "pass", f: "fail", n: "not_applicable", s: "skip", u: "undo",
     ArrowLeft: "previous", ArrowRight: "next", i: "rubric", t: "tools",
-    "1": "split-train", "2": "split-dev", "3": "split-test", "0": "split-none",
+    "1": "split-train", "2": "split-dev", "3": "split-test", "0": "split-none", c: "note",
   };
 
   function status(message, ok) {
@@ -57,7 +61,7 @@
   function focused() { return state.item ? state.item.labels[state.focus] : null; }
 
   function showProgress(progress) {
-    var line = view.progressText(progress, state.judges);
+    var line = view.progressText(progress, state.judges, state.adjudicate);
     if (state.queue.length) {
       line += " \u00b7 " + (state.several ? "conversation " : "row ") +
         Math.min(state.index + 1, state.queue.length) + " of " + state.queue.length +
@@ -70,8 +74,10 @@
     state.overview = overview;
     view.setText($("judge-name"), state.judges.map(function (j) { return j.name; }).join(" + "));
     var modes = { unlabelled: "unlabelled rows", all: "all rows",
-                  review: "rows the eval report disagrees with" };
-    $("mode").textContent = "\u00b7 " + (modes[overview.mode] || overview.mode);
+                  review: "rows the eval report disagrees with",
+                  adjudicate: "adjudication: rows the raters disagree on" };
+    var mode = "\u00b7 " + (modes[overview.mode] || overview.mode);
+    view.setText($("mode"), mode + (overview.rater ? " \u00b7 rater " + overview.rater : ""));
     var notes = $("notes");
     view.clear(notes);
     notes.className = "notes";
@@ -113,9 +119,10 @@
       document.activeElement.classList.contains("judge-row");
     state.item = item;
     var entry = focused();
-    view.renderHead(item, entry, state.several);
+    view.renderHead(item, entry, state.several, state.rater);
     if (state.several) {
-      view.renderLabels(item, state.focus, function (index) { setFocus(index, true); });
+      view.renderLabels(item, state.focus, function (index) { setFocus(index, true); },
+                        state.rater);
       view.setText($("label-for"), entry.judge + ":");
       $("label-for").hidden = false;
     }
@@ -123,7 +130,9 @@
     renderBulk(item.gate_misses);
     pressed(entry);
     view.renderRejected(entry);
-    view.renderReview(entry.review);
+    view.renderNote(entry, draftFor(entry), noteMode());
+    view.renderRatings(entry, state.adjudicate);
+    view.renderReview(entry, state.rater);
     view.renderGate(entry.gate, state.several ? entry.judge : null);
     renderRubric();
     renderTranscript(item, entry);
@@ -199,7 +208,9 @@
     var done = $("done");
     if (!state.queue.length) {
       done.hidden = false;
-      done.textContent = "There are no rows in this queue. Run with --all to see every row.";
+      done.textContent = state.adjudicate ? "No row is in conflict: the raters agree on " +
+        "every row they labelled (introspection judges agree shows how much)." :
+        "There are no rows in this queue. Run with --all to see every row.";
       return Promise.resolve();
     }
     return request("GET", "/api/item/" + state.queue[state.index]).then(function (answer) {
@@ -244,6 +255,61 @@
     state.index = at < 0 ? queue.length : at;
   }
 
+  function noteMode() {
+    return state.adjudicate ? "adjudicate" : state.rater ? "rater" : null;
+  }
+
+  function draftFor(entry) {
+    var draft = state.draft;
+    return draft && state.item && draft.item === state.item.item && draft.judge === entry.judge ?
+      draft.text : null;
+  }
+
+  // c: a note on the row in focus. Saved at once when the row has this rater's label;
+  // otherwise kept and sent with the label.
+  function note() {
+    var entry = focused();
+    if (!entry) return Promise.resolve();
+    if (!noteMode()) {
+      status("Notes are kept per rater: run judges label with --rater NAME (or " +
+             "--adjudicate).", false);
+      return Promise.resolve();
+    }
+    if (!entry.writable) {
+      status(entry.absent || "This row is rejected and cannot be labelled here.", false);
+      return Promise.resolve();
+    }
+    var shown = state.item.item;
+    return new Promise(function (resolve) {
+      view.openNoteEditor(draftFor(entry) || entry.note, function (text) {
+        enqueue(function () { return saveNote(shown, entry, text); });
+        resolve();
+      }, function () {
+        view.renderNote(entry, draftFor(entry), noteMode());
+        status("Note not changed.", true);
+        resolve();
+      });
+    });
+  }
+
+  function saveNote(shown, entry, text) {
+    if (!state.item || state.item.item !== shown) return Promise.resolve();
+    if (!entry.rated) {
+      state.draft = text.trim() ? { item: shown, judge: entry.judge, text: text } : null;
+      view.renderNote(entry, draftFor(entry), noteMode());
+      status(state.draft ? "Note kept: it is saved with your label (p, f or n)." :
+             "Note cleared.", true);
+      return Promise.resolve();
+    }
+    return request("POST", "/api/note", { judge: entry.judge, line: entry.line,
+                                          version: entry.version, note: text })
+      .then(function (answer) {
+        status(answer.ok ? answer.data.message : answer.data.error, answer.ok);
+        if (answer.data.item) renderItem(answer.data.item);
+        else view.renderNote(entry, null, noteMode());
+      });
+  }
+
   function write(values) {
     var entry = focused();
     if (!entry) return Promise.resolve();
@@ -254,12 +320,15 @@
     }
     var body = { judge: entry.judge, line: entry.line, version: entry.version };
     Object.keys(values).forEach(function (key) { body[key] = values[key]; });
+    var draft = values.expected !== undefined ? draftFor(entry) : null;
+    if (draft) body.note = draft;
     return request("POST", "/api/label", body).then(function (answer) {
       if (!answer.ok) {
         status(answer.data.error, false);
         if (answer.data.item) renderItem(answer.data.item);
         return undefined;
       }
+      if (draft) state.draft = null;
       status(answer.data.message, true);
       if (!answer.data.item) return undefined;  // a line the session did not start with
       renderItem(answer.data.item);
@@ -317,6 +386,7 @@
     if (action === "skip" || action === "next") return move(1);
     if (action === "previous") return move(-1);
     if (action === "undo") return undo();
+    if (action === "note") return note();
     if (action === "rubric") toggleRubric();
     if (action === "tools") toggleTools();
     return Promise.resolve();
@@ -361,6 +431,9 @@
       if (!answer.ok) { status(answer.data.error, false); return; }
       state.csrf = answer.data.csrf;
       state.judges = answer.data.judges;
+      state.rater = answer.data.rater;
+      state.adjudicate = answer.data.adjudicate;
+      $("note-button").hidden = !(state.rater || state.adjudicate);
       state.several = state.judges.length > 1;
       state.queue = answer.data.queue;
       var wanted = /^#item=(\d+)$/.exec(location.hash);

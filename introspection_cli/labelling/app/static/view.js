@@ -4,7 +4,9 @@
  * controls shown as visible escapes. Nothing here keeps state.
  *
  * A conversation's `labels` hold one entry per judge: {judge, line, version, writable,
- * rejections, expected, split, gate, review, absent}. */
+ * rejections, expected, split, gate, review, absent, note, rated, ratings, conflict}.
+ * For a rater, `expected` and `note` are their own (nothing of another rater is sent);
+ * when adjudicating, `ratings` holds every rater's label and note. */
 (function () {
   "use strict";
 
@@ -41,17 +43,17 @@
   function needsLabel(entry) { return entry.writable && entry.expected === null; }
 
   // "12 of 48 labelled" for one judge; "billing 3 of 10, helpful 5 of 10 labelled".
-  function progressText(progress, judges) {
+  function progressText(progress, judges, adjudicate) {
     if (!progress) return "";
     var parts = judges.map(function (judge) {
       var count = progress[judge.name] || { labelled: 0, total: 0 };
       return (judges.length > 1 ? judge.name + " " : "") + count.labelled + " of " + count.total;
     });
-    return parts.join(", ") + " labelled";
+    return parts.join(", ") + (adjudicate ? " settled" : " labelled");
   }
 
   // The line, conversation id and export time; with one judge also its label and split.
-  function renderHead(item, entry, several) {
+  function renderHead(item, entry, several, rater) {
     var head = $("row-head");
     clear(head);
     if (!several && entry.line !== null) head.appendChild(el("span", null, "Line " + entry.line));
@@ -60,7 +62,7 @@
     head.appendChild(id);
     if (item.exported_at) head.appendChild(el("span", "muted", "exported " + item.exported_at));
     if (several) return;
-    head.appendChild(pill("Label", entry.expected));
+    head.appendChild(pill(rater ? "Your label" : "Label", entry.expected));
     head.appendChild(pill("Split", entry.split));
   }
 
@@ -75,7 +77,7 @@
   }
 
   // One row per judge: its line, label, split and gate; the focused one is marked.
-  function renderLabels(item, focus, onFocus) {
+  function renderLabels(item, focus, onFocus, rater) {
     var box = $("labels");
     clear(box);
     box.hidden = false;
@@ -92,8 +94,10 @@
         row.appendChild(el("span", "judge-row-absent", entry.absent));
       } else {
         row.appendChild(el("span", "muted", "line " + entry.line));
-        row.appendChild(pill("Label", entry.expected));
+        row.appendChild(pill(rater ? "Your label" : "Label",
+          entry.expected));
         row.appendChild(pill("Split", entry.split));
+        if (entry.note) row.appendChild(el("span", "muted", "note"));
         if (!entry.writable) {
           row.appendChild(el("span", "judge-row-rejected", "rejected: " +
             entry.rejections.map(function (r) { return r.code; }).join(", ") + " (read-only)"));
@@ -123,7 +127,10 @@
     });
   }
 
-  function renderReview(review) {
+  // The model's verdict and reasoning, and beside it the human's why: the rater's own
+  // note (with --rater), else every rater's.
+  function renderReview(entry, rater) {
+    var review = entry.review;
     var box = $("review");
     clear(box);
     box.hidden = !review;
@@ -132,10 +139,81 @@
     head.appendChild(el("strong", null, "The model said " + review.outcome));
     var samples = review.samples && review.samples.length > 1 ?
       " (samples: " + review.samples.join(", ") + ")" : "";
-    head.appendChild(text(samples + "; the label was " +
-      (review.expected_then || "\u2014") + " when the report was made."));
+    head.appendChild(text(samples + (rater ? "; your label is " + (entry.expected || "\u2014") +
+      "." : "; the label was " + (review.expected_then || "\u2014") +
+      " when the report was made.")));
     box.appendChild(head);
     if (review.reasoning) box.appendChild(el("p", "review-reasoning", review.reasoning));
+    var notes = rater ? (entry.note ? [{ rater: "Your", note: entry.note, own: true }] : []) :
+      entry.ratings.filter(function (r) { return r.note; });
+    notes.forEach(function (r) {
+      box.appendChild(el("p", "review-note", (r.own ? "Your note: " : r.rater + " (" +
+        r.label + ") noted: ") + r.note));
+    });
+  }
+
+  // The note of the label row in focus: the rater's own (or the adjudication's); a note
+  // typed before the row has a label waits for it (`draft`).
+  function renderNote(entry, draft, mode) {
+    var box = $("note");
+    if (document.getElementById("note-text")) return;  // being edited: leave it alone
+    clear(box);
+    box.hidden = !mode || !entry.writable;
+    if (box.hidden) return;
+    var whose = mode === "adjudicate" ? "Adjudication note" : "Your note";
+    if (draft) {
+      box.appendChild(el("p", null, whose + " (saved with your label: p, f or n): " + draft));
+    } else if (entry.note) {
+      box.appendChild(el("p", null, whose + ": " + entry.note));
+    } else {
+      box.appendChild(el("p", "muted", "No note. Press c to say why."));
+    }
+  }
+
+  // A text box for the note: Enter saves, Shift-Enter starts a new line, Escape cancels.
+  function openNoteEditor(initial, onSave, onCancel) {
+    var box = $("note");
+    clear(box);
+    box.hidden = false;
+    var label = el("label", null, "Note (Enter saves, Escape cancels):");
+    label.setAttribute("for", "note-text");
+    var area = document.createElement("textarea");
+    area.id = "note-text";
+    area.maxLength = 4000;
+    area.value = initial || "";
+    area.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        var value = area.value;
+        area.remove();
+        onSave(value);
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        area.remove();
+        onCancel();
+      }
+    });
+    box.appendChild(label);
+    box.appendChild(area);
+    area.focus();
+  }
+
+  // When adjudicating: what each rater said, and why the row is in the queue.
+  function renderRatings(entry, adjudicate) {
+    var box = $("ratings");
+    clear(box);
+    box.hidden = !adjudicate || !entry.ratings.length;
+    if (box.hidden) return;
+    var why = entry.conflict === "disagree" ? "The raters disagree." :
+      entry.conflict === "expected" ? "The raters agree, but expected says otherwise." :
+      "Settled: the adjudicated label is " + (entry.expected || "\u2014") + ".";
+    box.appendChild(el("p", null, why + " Expected now: " + (entry.expected || "\u2014") + "."));
+    var list = el("ul");
+    entry.ratings.forEach(function (r) {
+      list.appendChild(el("li", null, r.rater + ": " + r.label + (r.note ? " \u2014 " + r.note :
+        " (no note)")));
+    });
+    box.appendChild(list);
   }
 
   function renderGate(gate, judge) {
@@ -247,14 +325,16 @@
     clear(done);
     done.hidden = false;
     var remaining = overview.remaining;
-    var progress = progressText(overview.progress, overview.judges);
+    var adjudicate = overview.mode === "adjudicate";
+    var progress = progressText(overview.progress, overview.judges, adjudicate);
     if (!remaining.unlabelled && !remaining.rejected) {
       done.appendChild(el("p", null, "End of the queue: " + progress + ". Every label is " +
         "already saved; you can close this tab and stop the server with Ctrl-C. Next: " +
         "introspection judges split."));
       return;
     }
-    var counts = remaining.unlabelled + " row(s) still unlabelled" + (remaining.rejected ?
+    var counts = remaining.unlabelled + (adjudicate ? " row(s) still in conflict" :
+      " row(s) still unlabelled") + (remaining.rejected ?
       ", " + remaining.rejected + " rejected (read-only here; introspection check says why)" :
       "");
     done.appendChild(el("p", null, "End of the queue: " + progress + ". " + counts + ":"));
@@ -279,6 +359,7 @@
     $: $, el: el, text: text, clear: clear, setText: setText, needsLabel: needsLabel,
     progressText: progressText, renderHead: renderHead, renderLabels: renderLabels,
     renderRejected: renderRejected, renderReview: renderReview, renderGate: renderGate,
+    renderNote: renderNote, openNoteEditor: openNoteEditor, renderRatings: renderRatings,
     renderRubric: renderRubric, renderBulk: renderBulk, renderDone: renderDone,
   };
 })();
