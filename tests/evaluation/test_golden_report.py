@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -110,18 +109,8 @@ def run_eval_cli(args: list[str], output: Path, capsys: pytest.CaptureFixture[st
     return int(info.value.code or 0), output.read_bytes(), err
 
 
-@pytest.fixture
-def model_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[StubModelServer]:
-    with StubModelServer(api_key=SENTINEL_KEY) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
-        monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", SENTINEL_KEY)
-        yield server
-
-
 def test_every_way_a_sample_ends_gives_the_golden_report(
-        model_stub: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        stub: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, FAULTY_ROWS)})
     with (root / "judges" / "billing.calibration.jsonl").open("a", encoding="utf-8") as rows:
         rows.write('{"schema_version": 1, "record_type": "judge_fixture"}\n')  # rejected
@@ -129,42 +118,42 @@ def test_every_way_a_sample_ends_gives_the_golden_report(
         [str(root), "--samples", "3", "--concurrency", "1", "--max-retries", "1",
          "--timeout", "5", "--max-error-rate", "1"], tmp_path / "report.json", capsys)
     assert code == 3, err  # a row failed at the provider after retries
-    port = port_of(model_stub.openai_url)
+    port = port_of(stub.openai_url)
     check_golden("faulty_samples", normalised(report, root, port))
     check_golden("faulty_samples", normalised(err.encode(), root, port), suffix=".stderr")
 
 
 def test_two_models_then_their_cached_rerun_give_the_golden_reports(
-        model_stub: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        stub: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, COMPARED_ROWS),
                                               "helpful": (UNGATED_JUDGE, COMPARED_ROWS[:4])})
     args = [str(root), "--model", "stub-model", "--model", "anthropic:stub-model-b",
             "--concurrency", "4", "--max-retries", "0", "--timeout", "5"]
     code, report, err = run_eval_cli(args, tmp_path / "cold.json", capsys)
     assert code == 0, err
-    port = port_of(model_stub.openai_url)
+    port = port_of(stub.openai_url)
     check_golden("compared_cold", normalised(report, root, port))
     check_golden("compared_cold", normalised(err.encode(), root, port), suffix=".stderr")
-    sent = len(model_stub.requests)
+    sent = len(stub.requests)
     code, report, err = run_eval_cli(args, tmp_path / "cached.json", capsys)
     assert code == 0, err
-    assert len(model_stub.requests) == sent  # every verdict from the cache
+    assert len(stub.requests) == sent  # every verdict from the cache
     check_golden("compared_cached", normalised(report, root, port))
     check_golden("compared_cached", normalised(err.encode(), root, port), suffix=".stderr")
 
 
 def test_refusals_that_open_the_breaker_give_the_golden_report(
-        model_stub: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        stub: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [fixture_row(f"conv_{index}", f"VERDICT:pass {index}", expected="pass", split="dev")
             for index in range(8)]
     root = write_recipe(tmp_path / "recipe", {"helpful": (UNGATED_JUDGE, rows)})
-    model_stub.queue.extend(error_reply("openai", 400, "no such model") for _ in range(5))
+    stub.queue.extend(error_reply("openai", 400, "no such model") for _ in range(5))
     code, report, err = run_eval_cli(
         [str(root), "--concurrency", "1", "--max-retries", "0", "--timeout", "5",
          "--max-error-rate", "1"], tmp_path / "report.json", capsys)
     assert code == 2, err  # refused as wrong: the judge's llm settings
-    assert len(model_stub.requests) == 5  # the breaker opened: the rest were not sent
-    port = port_of(model_stub.openai_url)
+    assert len(stub.requests) == 5  # the breaker opened: the rest were not sent
+    port = port_of(stub.openai_url)
     check_golden("refused", normalised(report, root, port))
     check_golden("refused", normalised(err.encode(), root, port), suffix=".stderr")
 
