@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.evaluation.old_ledger import write_old_ledger
 from tests.runtime.stub_runtime import StubRuntime
 
 TOKEN = "itk_doctor_sentinel_4c1e9a"
@@ -59,7 +60,7 @@ def test_nothing_wrong_is_exit_0(tmp_path: Path, runtime: StubRuntime) -> None:
     statuses = {line.split()[1]: line.split()[0] for line in result.stdout.splitlines()[:-2]
                 if line and not line.startswith(" ")}
     assert statuses == {"python": "ok", "packages": "ok", "openai": "ok", "anthropic": "note",
-                        "runtime": "ok", "cache": "ok", "exposure": "note", "prices": "note",
+                        "runtime": "ok", "cache": "ok", "exposure": "ok", "prices": "note",
                         "browser": "note"}
     assert f"ok       runtime    {runtime.url} answers: logged in as ada@example.com (Acme) " \
            "(token from INTROSPECTION_TOKEN)" in result.stdout
@@ -117,13 +118,22 @@ def test_the_model_sdks_are_never_imported(tmp_path: Path) -> None:
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
 
 
-def test_the_cache_and_the_exposure_ledger_are_located(tmp_path: Path) -> None:
+def test_the_cache_and_the_exposure_files_are_located(tmp_path: Path) -> None:
     cache = tmp_path / "my-cache"
     found = findings(doctor(tmp_path, "--format", "json", INTROSPECTION_CACHE_DIR=str(cache)))
     assert found["cache"]["status"] == "ok"
     assert found["cache"]["detail"] == f"{cache} (INTROSPECTION_CACHE_DIR)"
-    assert found["exposure"]["facts"] == {"ledger": str(cache / "evaluations.sqlite3"),
-                                          "exists": False}
+    ledger = cache / "evaluations.sqlite3"
+    assert found["exposure"]["facts"] == {"recipe_file": "judges/<name>.exposure.jsonl",
+                                          "ledger": str(ledger), "ledger_exists": False}
+    assert found["exposure"]["detail"].startswith(
+        "recorded in each recipe, beside its judge: judges/<name>.exposure.jsonl")
+    assert "nothing to migrate" in found["exposure"]["detail"]
+    write_old_ledger(cache, "helpful", "sha256:" + "b" * 64, [("c1", "test", "pass")])
+    old = findings(doctor(tmp_path, "--format", "json", INTROSPECTION_CACHE_DIR=str(cache)))
+    assert old["exposure"]["status"] == "note" and old["exposure"]["facts"]["ledger_exists"]
+    assert (f"the evaluation ledger {ledger} keeps dev figures, and any test rows an earlier "
+            "version recorded in it are migrated once") in old["exposure"]["detail"]
     default = findings(doctor(tmp_path, "--format", "json"))
     assert default["cache"]["facts"]["directory"] == str(tmp_path / "cache" / "introspection")
     blocked = tmp_path / "a-file"

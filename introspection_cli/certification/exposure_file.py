@@ -12,14 +12,16 @@ is one :class:`~.exposure.Look`, checked against ``schemas/exposure.schema.json`
 The first look written for a judge carries over what the old evaluation ledger
 beside the verdict cache (``evaluations.sqlite3``) knows of its test rows: one
 migrated look per fingerprint (:func:`migrated_looks`), read once, when the file
-is created.
+is created. The ledger is keyed by judge name, not recipe, so only the rows whose
+conversations the judge's own calibration file holds are carried over: recipes
+sharing a cache directory and a judge name never pass each other's rows on.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,11 +182,16 @@ def _line(look: Look) -> bytes:
         "utf-8") + b"\n"
 
 
-def migrated_looks(ledger: Ledger, judge: str, at: str, tool_version: str) -> list[Look]:
+def migrated_looks(ledger: Ledger, judge: str, at: str, tool_version: str,
+                   held: Collection[str]) -> list[Look]:
     """One look per fingerprint under which the old ledger saw ``judge``'s rows in test:
-    the rows it recorded (conversation ids; hash, label and samples it did not keep)."""
+    the rows it recorded (conversation ids; hash, label and samples it did not keep) of
+    the conversations in ``held`` (the judge's calibration file), and no look of none."""
     looks = []
-    for fingerprint, rows in sorted(ledger.test_evaluations(judge).items()):
+    for fingerprint, recorded in sorted(ledger.test_evaluations(judge).items()):
+        rows = [row for row in recorded if row[0] in held]
+        if not rows:
+            continue
         looks.append(Look(max((when for _, _, when in rows), default=at), fingerprint, None,
                           None, tuple(_unknown(cid) for cid, _, _ in rows),
                           outcomes_digest((cid, outcome) for cid, outcome, _ in rows),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
 from introspection_cli.certification.exposure_file import (
+    ExposureError,
     append_looks,
     exposure_path,
     look_rows,
@@ -51,18 +52,42 @@ def run_test_rows(run: JudgeRun) -> list[TestRow]:
 
 def record_look(judges_dir: Path, judge: str, look: Look, *, cache_dir: Path) -> list[Look]:
     """Append ``look`` to ``judge``'s exposure file (migrating the old ledger's test looks
-    from ``cache_dir`` when the file is new): the file's looks afterwards. Raises
+    from ``cache_dir`` at the conversations of the judge's calibration file, when the
+    file is new): the file's looks afterwards. Raises
     :class:`~.exposure_file.ExposureError`."""
     def migrate() -> list[Look]:
-        from introspection_cli.evaluation.ledger import open_ledger
+        from introspection_cli.evaluation.ledger import LEDGER_FILE, open_ledger
 
+        if not (cache_dir / LEDGER_FILE).exists():
+            return []  # nothing to migrate: the calibration file need not be read
+        held = calibration_conversations(judges_dir, judge)
         ledger = open_ledger(cache_dir)
         try:
-            return migrated_looks(ledger, judge, look.at, look.tool_version)
+            return migrated_looks(ledger, judge, look.at, look.tool_version, held)
         finally:
             ledger.close()
 
     return append_looks(exposure_path(judges_dir, judge), [look], migrate=migrate)
+
+
+def calibration_conversations(judges_dir: Path, judge: str) -> set[str]:
+    """The conversation ids of every line of ``judge``'s calibration file (a rejected row's
+    too: it is still this recipe's conversation); none when there is no file. Raises
+    :class:`~.exposure_file.ExposureError` when it cannot be read."""
+    from introspection_cli.fixture import line_conversation_id
+    from introspection_cli.recipe.rules_layout import CALIBRATION_SUFFIX
+
+    path = judges_dir / f"{judge}{CALIBRATION_SUFFIX}"
+    try:
+        with path.open("rb") as handle:
+            return {cid for line in handle
+                    if (cid := line_conversation_id(line.rstrip(b"\r\n"))) is not None}
+    except FileNotFoundError:
+        return set()
+    except OSError as exc:
+        raise ExposureError(path, f"cannot be read ({exc.strerror or exc}), so the old "
+                            "evaluation ledger's test rows cannot be migrated; nothing was "
+                            "recorded") from None
 
 
 def record_test_looks(recipe: Recipe, run: EvalRun, *, samples: int,

@@ -15,8 +15,8 @@ def doctor(
 
     Python and package versions, which provider API keys and base URLs are set
     (never their values), the runtime login and whether the runtime accepts it
-    (one GET /v1/whoami), the cache and exposure ledger, the price table, and
-    the browser judges label would open. Exit codes: 0 nothing to fix; 1
+    (one GET /v1/whoami), the cache, where test exposure is recorded, the price
+    table, and the browser judges label would open. Exit codes: 0 nothing to fix; 1
     problems found (each with its fix); 2 usage error.
     """
     from introspection_cli.cli.stdout import write_stdout

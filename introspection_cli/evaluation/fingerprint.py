@@ -7,8 +7,9 @@ prompt templates (their file bytes), the fence markers and the verdict tool
 (name, description, schema). Only the conversation is left out, so any
 change a verdict could depend on changes the fingerprint.
 
-The report, the exposure ledger, ``judges certify``, ``judges status`` and
-``check``'s certificate rule all name a judge version by this one function.
+The report, the exposure file, the evaluation ledger, ``judges certify``,
+``judges status`` and ``check``'s certificate rule all name a judge version by
+this one function.
 It reads the templates as bytes and never renders them, so ``check`` and
 ``status`` compute it without importing Jinja2 or a model SDK.
 """

@@ -1,17 +1,21 @@
-"""The evaluation ledger: the outcomes each judge version gave, on this machine.
+"""The evaluation ledger: the outcomes each judge version gave outside ``test``, on this machine.
 
 Beside the verdict cache, in its own file (``evaluations.sqlite3``), every run
 of ``judges eval`` and ``judges certify`` records, per judge, the fingerprint
-it ran under and each evaluated row's conversation id, split and outcome
-(error rows are not recorded: the model gave no verdict). ``judges status``
-scores the outcomes last recorded under a judge's current fingerprint against
-its dev rows' current labels: its **dev figures**.
+it ran under and each row's conversation id, split and outcome, for the rows it
+evaluated outside ``test`` (error rows are not recorded: the model gave no
+verdict). ``judges status`` and ``judges plan`` score the outcomes recorded under
+a judge's current fingerprint against its dev rows' current labels: its **dev
+figures**.
 
-What the *test* rows have been shown to is no longer kept here but in the
-recipe, in ``judges/<name>.exposure.jsonl``
+No row evaluated in ``test`` is recorded here: what the test rows have been
+shown to is kept in the recipe, in ``judges/<name>.exposure.jsonl``
 (:mod:`introspection_cli.certification.exposure_file`), where another cache
-directory or machine cannot forget it. The ledger's test rows are read once,
-when a judge's exposure file is first written (:meth:`Ledger.test_evaluations`).
+directory, machine or recipe cannot blur it. Versions before that file recorded
+test rows here too; those rows are kept as they are (a later run never
+overwrites one) and read once, when a judge's exposure file is first written
+(:meth:`Ledger.test_evaluations`), for the conversations that judge's
+calibration file holds.
 
 The ledger is disposable, like the cache: a corrupt file is renamed aside and
 a fresh one started, and a ledger that cannot be opened, read or written (read
@@ -61,7 +65,7 @@ INSERT INTO evaluations (judge, fingerprint, conversation_id, split, outcome)
 VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (judge, fingerprint, conversation_id) DO UPDATE
 SET split = excluded.split, outcome = excluded.outcome, evaluated_at = excluded.evaluated_at
-WHERE split IS NOT excluded.split OR outcome IS NOT excluded.outcome
+WHERE split IS NOT 'test' AND (split IS NOT excluded.split OR outcome IS NOT excluded.outcome)
 """
 
 
@@ -86,9 +90,11 @@ class Ledger:
 
     def record(self, judge: str, fingerprint: str,
                rows: Iterable[EvaluatedRow | RowOutcome]) -> None:
-        """Record ``rows`` as evaluated by ``judge`` at ``fingerprint`` (latest outcome wins)."""
+        """Record ``rows`` outside ``test`` as evaluated by ``judge`` at ``fingerprint``
+        (latest outcome wins, but never over a test row an earlier version recorded: it
+        waits there for the exposure file's migration)."""
         values = [(judge, fingerprint, row.conversation_id, row.split, row.outcome)
-                  for row in rows]
+                  for row in rows if row.split != "test"]
         if not values:
             return
         with self._failures("could not record this run's evaluations in"):
@@ -106,13 +112,15 @@ class Ledger:
                                 "WHERE judge = ? AND fingerprint = ?", (judge, fingerprint))}
                 latest = {value[2]: value for value in values}  # a repeated row: its last
                 changed = [value for value in latest.values()
-                           if recorded.get(value[2]) != (value[3], value[4])]
+                           if recorded.get(value[2], (None,))[0] != "test"
+                           and recorded.get(value[2]) != (value[3], value[4])]
                 if changed:
                     db.executemany(_RECORD, changed)
 
     def test_evaluations(self, judge: str) -> dict[str, list[tuple[str, str, str]]]:
         """fingerprint -> ``(conversation_id, outcome, evaluated_at)`` of every row ``judge``
-        was evaluated on while it was in ``test`` (for migrating to the exposure file)."""
+        was evaluated on while it was in ``test``, by a version before exposure files (for
+        migrating to one)."""
         with self._failures("could not read"):
             db = self._connection(create=False)
             if db is None:
@@ -203,7 +211,8 @@ def open_ledger(cache_dir: Path) -> Ledger:
 
 
 def record_run(ledger: Ledger, run: EvalRun) -> list[str]:
-    """Record every judged or gated row of ``run``; the ledger's problems, one line each."""
+    """Record every judged or gated row of ``run`` outside ``test`` (its test rows are the
+    exposure file's); the ledger's problems, one line each."""
     for judge in run.judges:
         if judge.fingerprint is None:
             continue

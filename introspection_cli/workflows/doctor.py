@@ -1,7 +1,7 @@
 """``introspection doctor``: what a run would use, and what is wrong with it, without a model call.
 
 Each topic (Python, packages, each provider's key and endpoint, the runtime
-login, the cache, the exposure ledger, the price table, the browser) is one
+login, the cache, where test exposure is recorded, the price table, the browser) is one
 :class:`Finding`: ``ok``, a ``note`` (worth knowing, nothing to fix) or a
 ``problem`` with the fix. Secrets are never read into a finding: a key or a
 token is only ever said to be set or not, and URLs are shown masked
@@ -117,7 +117,9 @@ def _provider_finding(provider: str, has_key: bool, environ: Mapping[str, str]) 
 
 
 def cache_findings(environ: Mapping[str, str]) -> list[Finding]:
-    """Where verdicts, batches and the exposure ledger live, and whether they can be written."""
+    """Where verdicts and batches live and whether they can be written; where test exposure
+    is recorded (the recipe), and what of the old ledger beside the cache is migrated."""
+    from introspection_cli.certification.exposure_file import EXPOSURE_SUFFIX
     from introspection_cli.evaluation.cache_dir import CACHE_DIR_ENV, default_cache_dir
     from introspection_cli.evaluation.ledger import LEDGER_FILE
 
@@ -129,13 +131,17 @@ def cache_findings(environ: Mapping[str, str]) -> list[Finding]:
                      fix=f"set {CACHE_DIR_ENV} to a directory you can write (the cache only "
                          "saves money, but without it every run pays again)", facts=facts)
              if problem else Finding("cache", "ok", f"{directory} ({where})", facts=facts))
+    in_recipe = f"judges/<name>{EXPOSURE_SUFFIX}"
     ledger = directory / LEDGER_FILE
-    written = ledger.is_file()
+    old = ledger.is_file()
     exposure = Finding(
-        "exposure", "ok" if written else "note",
-        f"{ledger}" + ("" if written else " (not written yet: no judges eval or certify has "
-                                          "run with this cache)"),
-        facts={"ledger": str(ledger), "exists": written})
+        "exposure", "note" if old else "ok",
+        f"recorded in each recipe, beside its judge: {in_recipe} (commit it); "
+        + (f"the evaluation ledger {ledger} keeps dev figures, and any test rows an earlier "
+           "version recorded in it are migrated once, into a judge's exposure file when that "
+           "file is first written, for the conversations its calibration file holds" if old
+           else f"no evaluation ledger at {ledger}, so nothing to migrate"),
+        facts={"recipe_file": in_recipe, "ledger": str(ledger), "ledger_exists": old})
     return [cache, exposure]
 
 

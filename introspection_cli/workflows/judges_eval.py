@@ -12,8 +12,8 @@ rejected or missing API key raises :class:`~introspection_cli.errors.ConfigError
 The ``test`` split is held out: it is evaluated only when asked for
 (``--split test``, or gated on with ``--threshold-split test``), and every
 look at a judge's test rows is recorded in its exposure file in the recipe
-(``judges/<name>.exposure.jsonl``); every evaluated row also goes to the
-evaluation ledger beside the cache, for ``judges status``'s dev figures.
+(``judges/<name>.exposure.jsonl``); every row evaluated outside ``test`` goes to
+the evaluation ledger beside the cache, for ``judges status``'s dev figures.
 """
 
 from __future__ import annotations
@@ -229,8 +229,8 @@ def batch_options(batch: bool, *, poll_interval: float | None,
 
 
 def record_evaluations(run: EvalRun, options: EvalOptions, recipe: Recipe) -> list[str]:
-    """Record each look at test rows in the judge's exposure file, then the run in the
-    evaluation ledger beside the cache; their warnings, one line each.
+    """Record each look at test rows in the judge's exposure file, then the run's other
+    rows in the evaluation ledger beside the cache; their warnings, one line each.
 
     Recorded with ``--no-cache`` too: test exposure is a fact about what was looked
     at, not about where verdicts came from.

@@ -17,8 +17,6 @@ import pytest
 
 from introspection_cli.certification.exposure import Look, SeenRow, derive_exposure
 from introspection_cli.certification.exposure_file import parse_looks, read_looks
-from introspection_cli.evaluation.ledger import open_ledger, record_run
-from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from tests.certification.anytime_oracle import oracle_lower
 from tests.certification.test_certify_cli import _recipe, _rows, certify, check
 from tests.conftest import run_cli
@@ -111,30 +109,6 @@ def test_estimate_from_a_reports_test_split_is_a_look(tmp_path: Path,
     assert estimated.returncode == 0, estimated.stderr
     looks = read_looks(exposure_file)
     assert len(looks) == 2 and looks[0].outcomes_digest == looks[1].outcomes_digest
-
-
-def test_the_old_ledger_is_migrated_once_when_the_file_is_created(
-        tmp_path: Path, stub: StubModelServer) -> None:
-    # 24 rows of each: enough for the anytime-valid bound a second look is decided with.
-    root = _recipe(tmp_path / "r", _rows(24, 24))
-    cache = tmp_path / "cache"
-    ledger = open_ledger(cache)
-    old = tuple(RowOutcome(i, f"test_pass_{i}", "test", "pass", "pass") for i in range(3))
-    record_run(ledger, EvalRun("r", (JudgeRun("helpful", "openai", "m", old,
-                                              fingerprint=FP_B),)))
-    ledger.close()
-    result = certify(root, cache, "--format", "json")
-    assert result.returncode == 0, result.stderr
-    migrated, current = read_looks(root / "judges" / "helpful.exposure.jsonl")
-    assert migrated.migrated_from == str(cache / "evaluations.sqlite3")
-    assert (migrated.fingerprint, migrated.samples) == (FP_B, None)
-    assert [row.conversation_id for row in migrated.rows] == [
-        "test_pass_0", "test_pass_1", "test_pass_2"]
-    assert current.migrated_from is None
-    assert json.loads(result.stdout)["exposure"]["procedures"] == 2  # an earlier rubric looked
-    again = certify(root, cache, "--format", "json")  # the file exists: not migrated again
-    assert len(read_looks(root / "judges" / "helpful.exposure.jsonl")) == 3
-    assert json.loads(again.stdout)["exposure"]["looks"] == 3
 
 
 def _not_certified(report: dict[str, Any]) -> str:
