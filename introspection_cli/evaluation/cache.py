@@ -27,9 +27,7 @@ The cache only saves money, so it never stops or stalls a run:
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +36,15 @@ from introspection_cli.evaluation.cache_dir import CACHE_DIR_ENV as CACHE_DIR_EN
 from introspection_cli.evaluation.cache_dir import default_cache_dir as default_cache_dir
 from introspection_cli.evaluation.cache_keys import KEY_VERSION, KeyMaker, cache_key
 from introspection_cli.evaluation.outcomes import Tokens
+from introspection_cli.evaluation.sqlite_store import (
+    Failure,
+    StoreFile,
+    failure_of,
+    immediate,
+    reason,
+    set_aside,
+    set_busy_timeout,
+)
 from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, stored_verdict
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_FILE", "KEY_VERSION", "KeyMaker", "VerdictCache",
@@ -111,6 +118,11 @@ class VerdictCache:
         self.warnings: list[str] = []
         self._pending: list[Entry] = []
         self._db: sqlite3.Connection | None = None
+        # check_same_thread off: CacheWorker opens on the caller's thread and then uses
+        # the connection on its worker thread only, one operation at a time.
+        self._file = StoreFile(self.path, _SCHEMA, "SELECT 1 FROM verdicts LIMIT 1",
+                               _READ_TIMEOUT_S, synchronous="NORMAL",
+                               shared_across_threads=True)
         self.readable = self.writable = False
         self._write_failed = False  # writes stopped after a failure: count what is lost
         self._tokens_kept = False  # the table has _TOKEN_COLUMNS (see _find_token_columns)
@@ -125,32 +137,20 @@ class VerdictCache:
             self._give_up(f"cannot create its directory ({exc.strerror or exc})")
             return
         try:
-            self._db = self._connect(str(self.path), uri=False)
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.executescript(_SCHEMA)
-            self._db.execute("SELECT 1 FROM verdicts LIMIT 1").fetchall()
+            self._db = self._file.connect()
             self._find_token_columns(add=True)
             self.readable = self.writable = True
         except sqlite3.Error as exc:
             self._close_db()
-            if _is_corrupt(exc):
+            kind = failure_of(exc)
+            if kind is Failure.CORRUPT:
                 self._start_afresh(exc)
-            elif _is_read_only(exc):
+            elif kind is Failure.READ_ONLY:
                 self._open_read_only()
-            elif _is_busy(exc):
-                self._give_up("it is locked by another process")
+            elif kind is Failure.BUSY:
+                self._give_up(reason(exc))
             else:
                 self._give_up(f"it cannot be opened ({exc})")
-
-    @staticmethod
-    def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
-        # check_same_thread=False: CacheWorker opens on the caller's thread and then
-        # uses the connection on its worker thread only, one operation at a time.
-        db = sqlite3.connect(target, uri=uri, timeout=_READ_TIMEOUT_S, isolation_level=None,
-                             check_same_thread=False)
-        db.execute(f"PRAGMA busy_timeout = {int(_READ_TIMEOUT_S * 1000)}")
-        return db
 
     def _open_read_only(self) -> None:
         """Read a cache this process may not write (WAL needs a writable directory; an
@@ -158,19 +158,15 @@ class VerdictCache:
         if not self.path.is_file():
             self._give_up("its directory is read-only")
             return
-        location = self.path.resolve().as_uri()
-        for options in ("mode=ro", "mode=ro&immutable=1"):
-            try:
-                db = self._connect(f"{location}?{options}", uri=True)
-                db.execute("SELECT 1 FROM verdicts LIMIT 1").fetchall()
-            except sqlite3.Error:
-                continue
-            self._db, self.readable = db, True
-            self._find_token_columns(add=False)
-            self.warnings.append(f"the verdict cache {self.path} is read-only: verdicts are "
-                                 "read from it, and this run's are not saved")
+        try:
+            self._db = self._file.connect_read_only(immutable_too=True)
+        except sqlite3.Error:
+            self._give_up("it is read-only and cannot be read either")
             return
-        self._give_up("it is read-only and cannot be read either")
+        self.readable = True
+        self._find_token_columns(add=False)
+        self.warnings.append(f"the verdict cache {self.path} is read-only: verdicts are "
+                             "read from it, and this run's are not saved")
 
     def _find_token_columns(self, *, add: bool) -> None:
         """Whether the verdicts table keeps token usage; with ``add``, add the columns to a
@@ -181,10 +177,9 @@ class VerdictCache:
         if missing and add:
             assert self._db is not None
             try:
-                with self._db:
-                    self._db.execute("BEGIN IMMEDIATE")
+                with immediate(self._db) as db:
                     for column in missing:
-                        self._db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} INTEGER")
+                        db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} INTEGER")
             except sqlite3.OperationalError:
                 pass  # locked, or another run added them first: looked for again below
             missing = [column for column in _TOKEN_COLUMNS if column not in self._columns()]
@@ -197,16 +192,8 @@ class VerdictCache:
     def _start_afresh(self, exc: sqlite3.Error) -> None:
         """Move a corrupt database (and its WAL) aside and make a new, empty one."""
         self._close_db()
-        aside = self._aside_name()
         try:
-            os.replace(self.path, aside)
-            for suffix in ("-wal", "-shm"):
-                side = Path(f"{self.path}{suffix}")
-                if side.exists():
-                    if suffix == "-wal":
-                        os.replace(side, f"{aside}{suffix}")
-                    else:
-                        side.unlink()
+            aside = set_aside(self.path)
         except OSError as error:
             self._give_up(f"it is corrupt ({exc}) and cannot be moved aside "
                           f"({error.strerror or error})")
@@ -216,19 +203,10 @@ class VerdictCache:
                              "held are asked for again")
         self._open()
 
-    def _aside_name(self) -> Path:
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        candidate = self.path.with_name(f"{CACHE_FILE}.corrupt-{stamp}")
-        number = 1
-        while candidate.exists():
-            number += 1
-            candidate = self.path.with_name(f"{CACHE_FILE}.corrupt-{stamp}-{number}")
-        return candidate
-
-    def _give_up(self, reason: str) -> None:
+    def _give_up(self, why: str) -> None:
         self._close_db()
         self.readable = self.writable = False
-        self.warnings.append(f"the verdict cache {self.path} is not used: {reason}; this run "
+        self.warnings.append(f"the verdict cache {self.path} is not used: {why}; this run "
                              "neither reads nor saves verdicts")
 
     def _close_db(self) -> None:
@@ -307,13 +285,11 @@ class VerdictCache:
                 self.write_failures += sum(1 for entry in batch if entry[1])
             return  # otherwise read-only or not used: a warning says so already
         try:
-            self._db.execute(f"PRAGMA busy_timeout = {int(_WRITE_TIMEOUT_S * 1000)}")
-            with self._db:  # the connection is in autocommit mode: open a transaction
-                # IMMEDIATE takes the write lock now, waiting (busy_timeout) for another
-                # run's write to finish, instead of failing when a read upgrades.
-                self._db.execute("BEGIN IMMEDIATE")
-                self._write_verdicts([entry for entry in batch if entry[1]])
-                self._db.executemany(
+            # A write waits longer for another run's write to finish than a read does.
+            set_busy_timeout(self._db, _WRITE_TIMEOUT_S)
+            with immediate(self._db) as db:
+                self._write_verdicts(db, [entry for entry in batch if entry[1]])
+                db.executemany(
                     "INSERT OR REPLACE INTO prompts (memo, key) VALUES (?, ?)",
                     [(entry[3], entry[0]) for entry in batch if entry[3] is not None])
         except sqlite3.Error as exc:
@@ -321,32 +297,31 @@ class VerdictCache:
             self._failed("write", exc)
         finally:
             if self._db is not None:
-                self._db.execute(f"PRAGMA busy_timeout = {int(_READ_TIMEOUT_S * 1000)}")
+                set_busy_timeout(self._db, _READ_TIMEOUT_S)
 
-    def _write_verdicts(self, entries: Sequence[Entry]) -> None:
+    def _write_verdicts(self, db: sqlite3.Connection, entries: Sequence[Entry]) -> None:
         """Insert verdicts, with their tokens where the table keeps them."""
-        assert self._db is not None
         if not self._tokens_kept:
-            self._db.executemany(_INSERT[False], [entry[:3] for entry in entries])
+            db.executemany(_INSERT[False], [entry[:3] for entry in entries])
             return
-        self._db.executemany(_INSERT[True], [
+        db.executemany(_INSERT[True], [
             (*entry[:3], *(entry[4] if entry[4] is not None else (None,) * 4))
             for entry in entries])
 
     def _failed(self, doing: str, exc: sqlite3.Error) -> None:
         """A read or write failed: start afresh when corrupt, else stop doing it."""
-        if _is_corrupt(exc) and self.writable:
+        if failure_of(exc) is Failure.CORRUPT and self.writable:
             self._start_afresh(exc)
             return
-        reason = "it is locked by another process" if _is_busy(exc) else str(exc)
+        why = reason(exc)
         if doing == "read":
             self.readable = False
-            self.warnings.append(f"the verdict cache {self.path} could not be read ({reason}); "
+            self.warnings.append(f"the verdict cache {self.path} could not be read ({why}); "
                                  "this run reads no more verdicts from it")
         else:
             self.writable, self._write_failed = False, True
             self.warnings.append(f"the verdict cache {self.path} could not be written "
-                                 f"({reason}); this run saves no more verdicts in it")
+                                 f"({why}); this run saves no more verdicts in it")
 
     def close(self) -> None:
         self.flush()
@@ -367,23 +342,3 @@ def _tokens_of(counts: tuple[Any, ...]) -> Tokens | None:
             and type(fourth) is int and min(counts) >= 0:
         return Tokens(first, second, third, fourth)
     return None
-
-
-def _error_name(exc: sqlite3.Error) -> str:
-    return getattr(exc, "sqlite_errorname", "") or ""
-
-
-def _is_corrupt(exc: sqlite3.Error) -> bool:
-    name = _error_name(exc)
-    return name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB"
-
-
-def _is_busy(exc: sqlite3.Error) -> bool:
-    name = _error_name(exc)
-    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
-
-
-def _is_read_only(exc: sqlite3.Error) -> bool:
-    name = _error_name(exc)
-    return name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM",
-                            "SQLITE_AUTH"))

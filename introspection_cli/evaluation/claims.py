@@ -33,9 +33,18 @@ import os
 import re
 import socket
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from introspection_cli.evaluation.sqlite_store import (
+    Failure,
+    StoreFile,
+    discard,
+    failure_of,
+    immediate,
+    reason,
+)
 
 CLAIMS_FILE = "claims.sqlite3"
 #: How long one claim or release waits for another run's (they take milliseconds).
@@ -81,6 +90,10 @@ class ClaimBoard:
         self._lock: int | None = None  # our flock'd file, held while the run lives
         self._usable = True
         self._held: set[str] = set()
+        # Opened on the caller's thread, used on the cache's worker thread; claims do not
+        # outlive their runs, so nothing waits for the disk.
+        self._file = StoreFile(self.path, _SCHEMA, None, _TIMEOUT_S, synchronous="OFF",
+                               shared_across_threads=True)
 
     # -- claiming ------------------------------------------------------------------
 
@@ -95,7 +108,7 @@ class ClaimBoard:
             return {}
         assert self._db is not None
         try:
-            with self._transaction(self._db) as db:
+            with immediate(self._db) as db:
                 others = self._insert(db, wanted)
                 dead = {owner for owner in set(others.values()) if not self._alive(owner)}
                 if dead:  # within this transaction their keys are free for us
@@ -117,7 +130,7 @@ class ClaimBoard:
             return
         self._held.difference_update(mine)
         try:
-            with self._transaction(self._db) as db:
+            with immediate(self._db) as db:
                 for start in range(0, len(mine), _CHUNK):
                     chunk = mine[start:start + _CHUNK]
                     marks = ",".join("?" * len(chunk))
@@ -129,7 +142,7 @@ class ClaimBoard:
         """Let go of every claim of this run, and of its claimant file."""
         if self._db is not None:
             try:
-                with self._transaction(self._db) as db:
+                with immediate(self._db) as db:
                     self._forget(db, {self._owner})
             except sqlite3.Error:
                 pass  # they are stale as soon as this process ends
@@ -151,7 +164,7 @@ class ClaimBoard:
         try:
             self._register()
             self._db = self._connect_afresh_if_corrupt()
-            with self._transaction(self._db) as db:
+            with immediate(self._db) as db:
                 db.execute("INSERT OR REPLACE INTO owners (owner, pid, host) VALUES (?, ?, ?)",
                            (self._owner, os.getpid(), socket.gethostname()))
                 self._sweep(db)
@@ -164,37 +177,14 @@ class ClaimBoard:
         """The board's database; a corrupt one is removed and a new one made (it held
         only the claims of runs, which then may pay for a request twice)."""
         try:
-            return self._connect()
+            return self._file.connect()
         except sqlite3.DatabaseError as exc:
-            name = getattr(exc, "sqlite_errorname", "") or ""
-            if not (name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB"):
+            if failure_of(exc) is not Failure.CORRUPT:
                 raise
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(f"{self.path}{suffix}")
+            discard(self.path)
             self.warnings.append(f"the claims store {self.path} was corrupt ({exc}); a new "
                                  "one was started")
-            return self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=_TIMEOUT_S, isolation_level=None,
-                             check_same_thread=False)  # opened on one thread, used on one
-        try:
-            db.execute(f"PRAGMA busy_timeout = {int(_TIMEOUT_S * 1000)}")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = OFF")  # claims do not outlive their runs
-            db.executescript(_SCHEMA)
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    @staticmethod
-    @contextlib.contextmanager
-    def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-        with db:  # autocommit mode: BEGIN IMMEDIATE takes the write lock at once
-            db.execute("BEGIN IMMEDIATE")
-            yield db
+            return self._file.connect()
 
     def _insert(self, db: sqlite3.Connection, keys: Sequence[str]) -> dict[str, str]:
         """Claim the free ones of ``keys``; the others' owners, by key."""
@@ -285,11 +275,7 @@ class ClaimBoard:
             self._db.close()
             self._db = None
         self._held.clear()
-        name = getattr(exc, "sqlite_errorname", "") or ""
-        reason = ("it is locked by another process" if name.startswith(("SQLITE_BUSY",
-                                                                         "SQLITE_LOCKED"))
-                  else getattr(exc, "strerror", None) or str(exc))
         self.warnings.append(
-            f"the claims store {self.path} could not be used ({reason}): this run cannot see "
+            f"the claims store {self.path} could not be used ({reason(exc)}): this run cannot see "
             "which requests another run on this cache is making right now, and may pay for "
             "some of them a second time")

@@ -27,11 +27,18 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from introspection_cli.evaluation.sqlite_store import (
+    Failure,
+    StoreFile,
+    failure_of,
+    immediate,
+    set_aside,
+)
 
 if TYPE_CHECKING:  # `judges status` reads the ledger and needs none of a run's values
     from introspection_cli.evaluation.outcomes import EvalRun, RowOutcome
@@ -94,8 +101,7 @@ class Ledger:
             db = self._connection(create=True)
             if db is None:
                 return
-            with db:
-                db.execute("BEGIN IMMEDIATE")
+            with immediate(db):
                 # Only what changed is written: a re-run of the same rows with the same
                 # outcomes (the usual case) then modifies no page, and commits without
                 # waiting for the disk. Comparing here, with the rows read at once, is
@@ -169,25 +175,20 @@ class Ledger:
     def _open(self, create: bool) -> sqlite3.Connection | None:
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        uri = self.path.resolve().as_uri() + ("" if create else "?mode=ro")
-        db = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        store = StoreFile(self.path, _SCHEMA, "SELECT count(*) FROM evaluations LIMIT 1",
+                          _BUSY_TIMEOUT_S, wal=False)
         try:
-            db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            if create:
-                db.execute(_SCHEMA)
-            db.execute("SELECT count(*) FROM evaluations LIMIT 1").fetchone()
+            return store.connect() if create else store.connect_read_only()
         except sqlite3.DatabaseError as exc:
-            db.close()
-            if not _is_corrupt(exc):
+            # Read only, a file without the table is no ledger either (an empty file).
+            if failure_of(exc) is not Failure.CORRUPT and "no such table" not in str(exc):
                 raise
             self._set_aside(create)
             return None
-        return db
 
     def _set_aside(self, create: bool) -> None:
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
         try:
-            self.path.replace(aside)
+            aside = set_aside(self.path)
         except OSError as exc:
             self.warnings.append(f"the evaluation ledger {self.path} is corrupt and could not "
                                  f"be moved aside ({exc.strerror or exc}); delete it")
@@ -207,12 +208,6 @@ class Ledger:
 def open_ledger(cache_dir: Path) -> Ledger:
     """The ledger beside the verdict cache in ``cache_dir``; opened lazily, never raises."""
     return Ledger(cache_dir / LEDGER_FILE)
-
-
-def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    """A file that is not a database or is malformed (not a lock or a permission problem)."""
-    text = str(exc).lower()
-    return "not a database" in text or "malformed" in text or "no such table" in text
 
 
 def record_run(ledger: Ledger, run: EvalRun) -> list[str]:

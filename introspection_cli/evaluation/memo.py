@@ -54,8 +54,10 @@ def code_digest() -> str | None:
     digest = hashlib.sha256()
     try:
         for relative, path in _sources():
-            digest.update(b"%s\0%d\0" % (relative.encode(), path.stat().st_size))
-            digest.update(path.read_bytes())
+            with open(path, "rb") as source:
+                content = source.read()  # its length is the size: no stat of its own
+            digest.update(b"%s\0%d\0" % (relative.encode(), len(content)))
+            digest.update(content)
     except OSError:
         return None
     for library in LIBRARIES:
@@ -67,16 +69,23 @@ def code_digest() -> str | None:
     return digest.hexdigest()
 
 
-def _sources() -> Iterator[tuple[str, Path]]:
-    """Every source file and template of the package, in a fixed order."""
-    found = []
-    for directory, subdirectories, files in os.walk(_PACKAGE):
+def _sources() -> Iterator[tuple[str, str]]:
+    """Every source file and template of the package, in a fixed order (by path
+    component, as paths compare), as its relative POSIX name and its path.
+
+    Plain strings, not ``Path`` objects: a run found by memo computes this on
+    every start, for a couple of hundred files."""
+    root = str(_PACKAGE)
+    found: list[tuple[list[str], str]] = []
+    for directory, subdirectories, files in os.walk(root):
         subdirectories[:] = [name for name in subdirectories if name != "__pycache__"]
-        found += [Path(directory, name) for name in files if name.endswith(_SOURCE_SUFFIXES)]
+        parts = os.path.relpath(directory, root).split(os.sep) if directory != root else []
+        found += [([*parts, name], os.path.join(directory, name))
+                  for name in files if name.endswith(_SOURCE_SUFFIXES)]
     if not found:
         raise OSError("no sources")
-    for path in sorted(found):
-        yield path.relative_to(_PACKAGE).as_posix(), path
+    for parts, path in sorted(found):
+        yield "/".join(parts), path
 
 
 def _installed_version(library: str) -> str | None:

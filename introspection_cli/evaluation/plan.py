@@ -63,8 +63,15 @@ class PlannedRow:
         return self.text is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JudgePlan:
+    """One judge with one model over its planned rows: a unit of one run.
+
+    Compared (and hashed) by identity, so a run can key its state by plan: two plans
+    of the same judge and model (``--model m --model m``) are two runs of it, and
+    hashing a plan never walks its rows.
+    """
+
     judge: Judge
     provider: str
     model: str

@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Collection
-from typing import TYPE_CHECKING
 
 from introspection_cli.evaluation.cache_worker import CacheWorker
 from introspection_cli.evaluation.slots import RowSlots, Slot
 from introspection_cli.evaluation.verdict import ParsedVerdict
-
-if TYPE_CHECKING:  # a direct run never loads the batch layer
-    from introspection_cli.evaluation.batch import BatchItem
 
 _FIRST_INTERVAL = 0.1
 _LONGEST_INTERVAL = 2.0
@@ -111,32 +107,3 @@ async def shared_rows(rows: AsyncIterator[RowSlots], waiting: Waiting
         freed = await waiting.check()
         if freed:
             yield freed
-
-
-class BatchWaiting:
-    """A :class:`Waiting` as a ``--batch`` run's batch layer sees it
-    (``batch.dispatch.Waited``): keys, and the requests let go, as batch items."""
-
-    def __init__(self, waiting: Waiting) -> None:
-        self._waiting = waiting
-
-    def keys(self) -> Collection[str]:
-        return self._waiting.keys()
-
-    def forget(self, keys: Collection[str]) -> None:
-        self._waiting.forget(keys)
-
-    async def pause(self) -> None:
-        await self._waiting.pause()
-
-    async def check(self) -> dict[str, list[BatchItem]]:
-        from introspection_cli.evaluation.batch import BatchItem
-
-        items: dict[str, list[BatchItem]] = {}
-        seen: set[str] = set()
-        for slot in await self._waiting.check():
-            if slot.key not in seen and slot.request is not None:
-                seen.add(slot.key)
-                items.setdefault(slot.plan.provider, []).append(BatchItem(slot.key,
-                                                                          slot.request))
-        return items

@@ -123,12 +123,12 @@ async def row_slots(plans: Sequence[JudgePlan], *, provider: str, endpoint: str,
     error, the others have a request to send. Each window's memos are looked up on
     the cache's thread while the window before it is rendered, a chunk at a time.
     """
-    makers: dict[int, _PlanMakers] = {}
+    makers: dict[JudgePlan, _PlanMakers] = {}  # plans hash by identity
     waiting: _Waiting | None = None
     for plan, rows in _windows(plans):
-        maker = makers.get(id(plan))
+        maker = makers.get(plan)
         if maker is None:
-            maker = makers[id(plan)] = _PlanMakers(plan, provider, endpoint)
+            maker = makers[plan] = _PlanMakers(plan, provider, endpoint)
         memos = [maker.memos.memos(row.snapshot_hash, samples) for row in rows]
         wanted = [memo for row_memos in memos for memo in row_memos if memo is not None]
         lookup = cache.memos_soon(wanted) if cache is not None else _nothing_found()
@@ -178,11 +178,11 @@ def remembered_rows(plans: Sequence[JudgePlan], *, provider: str, endpoint: str,
     send, which then needs none.
     """
     found: list[RowSlots] = []
-    makers: dict[int, MemoMaker] = {}
+    makers: dict[JudgePlan, MemoMaker] = {}  # plans hash by identity
     for plan, rows in _windows(plans):
-        maker = makers.get(id(plan))
+        maker = makers.get(plan)
         if maker is None:
-            maker = makers[id(plan)] = MemoMaker(plan, provider=provider, endpoint=endpoint)
+            maker = makers[plan] = MemoMaker(plan, provider=provider, endpoint=endpoint)
         memos = [maker.memos(row.snapshot_hash, samples) for row in rows]
         wanted = [memo for row_memos in memos for memo in row_memos if memo is not None]
         remembered = cache.get_memos(wanted) if wanted and cache.readable else {}

@@ -1,4 +1,4 @@
-"""Why a provider's samples stop being sent, or go without a result: values the runner
+"""Why a provider's samples stop being sent, or go without a result: values the settler
 reads with or without a call.
 
 Apart from :mod:`.dispatch` (which needs the event loop) and the batch package

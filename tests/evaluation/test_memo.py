@@ -156,7 +156,7 @@ def test_the_code_digest_covers_every_module_and_library_a_prompt_passes_through
     result = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                             check=True, cwd=REPO)
     loaded: dict[str, str | None] = json.loads(result.stdout.splitlines()[-1])
-    sources = {path.resolve() for _, path in memo_module._sources()}
+    sources = {Path(path).resolve() for _, path in memo_module._sources()}
     ours = {name: file for name, file in loaded.items()
             if name.split(".")[0] == "introspection_cli" and file}
     assert "introspection_cli.evaluation.prompts.render" in ours

@@ -54,7 +54,7 @@ Held = TypeVar("Held")
 
 
 class ResultSink(Protocol[Held]):
-    """Where results go: the runner turns them into verdicts and caches them."""
+    """Where results go: the settler turns them into verdicts and caches them."""
 
     def hold(self, result: ItemResult) -> Held | ProviderError:
         """What is kept of ``result`` until its batch is reconciled."""

@@ -7,7 +7,7 @@ with an :class:`UnreadableLine` for each line that is no result (the reconciler,
 The key is the sample's verdict-cache key, sent as the request's ``custom_id``:
 a batch result and a direct call of the same request are one cache entry.
 What a result means (a verdict or not) is decided where direct replies are,
-in the runner; a backend only reads the provider's formats.
+by the settler (:mod:`..settle`); a backend only reads the provider's formats.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from introspection_cli.evaluation.stopped import ProviderStopped
 from introspection_cli.evaluation.verdict import InvalidReply, ParsedVerdict, parse_reply
 
 Slot = TypeVar("Slot")
-#: The runner's handling of one sample's reply or error, with the reply's verdict when
-#: it has been parsed already.
+#: The settler's handling of one sample's reply or error (``Settler.settle``), with the
+#: reply's verdict when it has been parsed already.
 Settle = Callable[[Slot, ItemResult, "ParsedVerdict | InvalidReply | None"], None]
 
 
@@ -30,7 +30,7 @@ class HeldReply:
 
 
 class SlotSink(Generic[Slot]):
-    """Hands each result to ``settle`` for every sample with its key (the runner's own
+    """Hands each result to ``settle`` for every sample with its key (the settler's own
     handling of a direct reply: usage, verdict, cache, progress).
 
     Equal requests (the same cache key) were sent once; a reply's tokens count once.

@@ -17,12 +17,18 @@ fresh one made, with a warning. It holds ids and hashes, never a key or a prompt
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from introspection_cli.errors import ConfigError
+from introspection_cli.evaluation.sqlite_store import (
+    Failure,
+    StoreFile,
+    failure_of,
+    immediate,
+    set_aside,
+)
 
 STORE_FILE = "batches.sqlite3"
 _SCHEMA_VERSION = 1
@@ -63,42 +69,28 @@ class BatchStore:
         self.path = directory / STORE_FILE
         #: Things the user should know (a corrupt store set aside, a failed write).
         self.warnings: list[str] = []
+        self._file = StoreFile(self.path, _SCHEMA, "SELECT count(*) FROM batches",
+                               _BUSY_TIMEOUT_S, version=_SCHEMA_VERSION)
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            self._db = self._open()
-        except sqlite3.OperationalError as exc:  # cannot open or write: not a corrupt file
-            raise self._unusable(exc) from exc
-        except sqlite3.DatabaseError as exc:  # not a database, or a malformed one
+            self._db = self._file.connect()
+        except sqlite3.Error as exc:
+            if failure_of(exc) is not Failure.CORRUPT:  # cannot open or write it
+                raise self._unusable(exc) from exc
             self._db = self._replace(exc)
         except OSError as exc:
             raise self._unusable(exc) from exc
 
-    def _replace(self, problem: sqlite3.DatabaseError) -> sqlite3.Connection:
+    def _replace(self, problem: sqlite3.Error) -> sqlite3.Connection:
         """Set an unreadable store aside and start a new one, with a warning."""
         try:
-            aside = _rename_aside(self.path)
-            db = self._open()
+            aside = set_aside(self.path)
+            db = self._file.connect()
         except (OSError, sqlite3.Error) as exc:
             raise self._unusable(exc) from exc
         self.warnings.append(
             f"the batch-id store {self.path} was unreadable ({problem}); it was renamed to "
             f"{aside.name} and a new one started (batches submitted before are not resumed)")
-        return db
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        try:
-            db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            db.execute("PRAGMA journal_mode = WAL")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, _SCHEMA_VERSION):
-                raise sqlite3.DatabaseError(f"schema version {version}, not {_SCHEMA_VERSION}")
-            db.executescript(_SCHEMA)
-            db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-            db.execute("SELECT count(*) FROM batches").fetchone()
-        except BaseException:
-            db.close()
-            raise
         return db
 
     def _unusable(self, exc: Exception) -> ConfigError:
@@ -132,12 +124,11 @@ class BatchStore:
         """Remember a batch the provider just accepted, with the keys of its requests."""
         keys = list(keys)
         try:
-            with self._db:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.execute(
+            with immediate(self._db) as db:
+                db.execute(
                     "INSERT OR REPLACE INTO batches (provider, batch_id, endpoint, requests) "
                     "VALUES (?, ?, ?, ?)", (provider, batch_id, endpoint, len(keys)))
-                self._db.executemany(
+                db.executemany(
                     "INSERT OR IGNORE INTO batch_requests (key, provider, batch_id) "
                     "VALUES (?, ?, ?)", ((key, provider, batch_id) for key in keys))
         except sqlite3.Error as exc:
@@ -148,13 +139,12 @@ class BatchStore:
     def collected(self, provider: str, batch_id: str) -> None:
         """Mark a batch done with: its results are in the cache, its requests forgotten."""
         try:
-            with self._db:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.execute(
+            with immediate(self._db) as db:
+                db.execute(
                     "UPDATE batches SET collected_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
                     "WHERE provider = ? AND batch_id = ?", (provider, batch_id))
-                self._db.execute("DELETE FROM batch_requests WHERE provider = ? AND batch_id = ?",
-                                 (provider, batch_id))
+                db.execute("DELETE FROM batch_requests WHERE provider = ? AND batch_id = ?",
+                           (provider, batch_id))
         except sqlite3.Error as exc:
             self.warnings.append(
                 f"batch {batch_id} could not be marked collected in {self.path} ({exc}); "
@@ -162,14 +152,3 @@ class BatchStore:
 
     def close(self) -> None:
         self._db.close()
-
-
-def _rename_aside(path: Path) -> Path:
-    """Move an unreadable database (and its WAL files) out of the way; the new name."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-    for suffix in ("", "-wal", "-shm"):
-        source = path.with_name(path.name + suffix)
-        if source.exists():
-            source.replace(aside.with_name(aside.name + suffix))
-    return aside

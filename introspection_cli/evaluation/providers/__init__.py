@@ -12,7 +12,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from introspection_cli.evaluation.providers.interface import (
@@ -46,6 +46,7 @@ __all__ = [
     "ProviderBadResponse",
     "ProviderCertificateError",
     "ProviderError",
+    "ProviderFactory",
     "ProviderRefused",
     "ProviderServiceError",
     "ProviderSettings",
@@ -76,6 +77,10 @@ def resolve_endpoint(provider: str, environ: Mapping[str, str] | None = None) ->
     env = os.environ if environ is None else environ
     url = env.get(BASE_URL_ENV[provider]) or _DEFAULT_ENDPOINT[provider]
     return url.rstrip("/")
+
+
+#: Builds a provider by name: :func:`create_provider`, or a caller's own.
+ProviderFactory = Callable[[str, ProviderSettings], Provider]
 
 
 def create_provider(provider: str, settings: ProviderSettings) -> Provider:
