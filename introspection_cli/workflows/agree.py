@@ -19,7 +19,7 @@ from typing import Any
 
 from introspection_cli.annotations.file import annotations_path, read_annotations
 from introspection_cli.annotations.units import RatedUnits, describe_conflict, rated_units
-from introspection_cli.errors import DataError, UsageError
+from introspection_cli.errors import CommandResult, DataError, UsageError
 from introspection_cli.recipe.model import Judge
 
 
@@ -49,6 +49,11 @@ def rater_data(judge: Judge) -> RaterData | None:
     rows = [(row.conversation_id, row.snapshot_hash, row.expected) for row in calibration.rows]
     lines = {(row.conversation_id, row.snapshot_hash): row.line for row in calibration.rows}
     return RaterData(judge.name, rated_units(annotations.annotations, rows), lines)
+
+
+def agree_command(recipe: Path, judge_name: str | None, fmt: str) -> CommandResult:
+    """``judges agree``: the agreement to print (exit 0; a refusal raises, exit 1)."""
+    return CommandResult(stdout=agree(recipe, judge_name, fmt)[0])
 
 
 def agree(recipe: Path, judge_name: str | None, fmt: str) -> tuple[str, dict[str, Any]]:

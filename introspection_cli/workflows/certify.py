@@ -29,7 +29,7 @@ from introspection_cli.certification.certificate import FamilyWise, write_certif
 from introspection_cli.certification.decision import DEFAULT_ALPHA, Certification, decide
 from introspection_cli.certification.familywise import METHODS, family_decisions
 from introspection_cli.certification.validator import MIN_BAR
-from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.errors import CommandResult, ExitCode, UsageError, exit_code_for
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_identity
 from introspection_cli.evaluation.ledger import open_ledger, record_run
@@ -52,7 +52,7 @@ from introspection_cli.workflows.certify_steps import (
     prepare,
     record_exposure,
 )
-from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+from introspection_cli.workflows.judges_eval import provider_failure
 
 CERTIFIABLE_SPLITS = ("test", "dev", "train")
 
@@ -103,7 +103,7 @@ class CertifySettings:
 
 
 def certify_judges(path: Path, options: EvalOptions, settings: CertifySettings, *,
-                   progress: ProgressCallback | None = None) -> EvalCommandResult:
+                   progress: ProgressCallback | None = None) -> CommandResult:
     """Run ``judges certify`` on the recipe at ``path``: what to print and the exit code."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, settings.judges)
@@ -194,7 +194,7 @@ def _write(tested: Sequence[Candidate], settings: CertifySettings,
 
 def _result(path: Path, candidates: Sequence[Candidate], settings: CertifySettings,
             samples: int, written: dict[str, str],
-            failure: tuple[ExitCode | None, list[str]], notes: list[str]) -> EvalCommandResult:
+            failure: tuple[ExitCode | None, list[str]], notes: list[str]) -> CommandResult:
     problems: list[str] = []
     outputs: list[tuple[dict[str, Any], Plan]] = []
     for candidate in candidates:
@@ -204,7 +204,7 @@ def _result(path: Path, candidates: Sequence[Candidate], settings: CertifySettin
         problems += _problems(path, candidate)
         notes += _notes(candidate, settings, candidate.name in written)
     failed, failures = failure
-    exit_code = ExitCode.OK if all(c.final.certified for c in candidates) else ExitCode.PROBLEMS
+    exit_code = exit_code_for(problems=not all(c.final.certified for c in candidates))
     if failed is not None:
         exit_code = failed
         problems += [*failures, "no certificate was written: a decision needs every row"]
@@ -215,11 +215,11 @@ def _result(path: Path, candidates: Sequence[Candidate], settings: CertifySettin
                                     "alpha": DEFAULT_ALPHA}
         stdout = json.dumps(document, indent=2, ensure_ascii=False) + "\n" \
             if settings.fmt == "json" else "\n".join(text(*output) for output in outputs)
-        return EvalCommandResult(stdout, exit_code, tuple(problems), document)
+        return CommandResult(stdout, tuple(problems), exit_code)
     ((data, plan),) = outputs
     stdout = json.dumps(data, indent=2, ensure_ascii=False) + "\n" \
         if settings.fmt == "json" else text(data, plan)
-    return EvalCommandResult(stdout, exit_code, tuple(problems), data)
+    return CommandResult(stdout, tuple(problems), exit_code)
 
 
 def _problems(path: Path, candidate: Candidate) -> list[str]:

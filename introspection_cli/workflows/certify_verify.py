@@ -25,7 +25,7 @@ from introspection_cli.certification.certificate import (
 from introspection_cli.certification.decision import Certification, decide
 from introspection_cli.certification.exposure_record import record_look, run_test_rows, test_look
 from introspection_cli.certification.state import assess_certificate, describe_change
-from introspection_cli.errors import ExitCode
+from introspection_cli.errors import CommandResult, ExitCode, exit_code_for
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_identity
 from introspection_cli.evaluation.plan import load_valid_recipe
@@ -38,7 +38,7 @@ from introspection_cli.evaluation.runner import (
 from introspection_cli.recipe.model import Judge, Recipe
 from introspection_cli.recipe.selection import select_judges
 from introspection_cli.workflows.certify import CertifySettings
-from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+from introspection_cli.workflows.judges_eval import provider_failure
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Verification:
 
 
 def verify_certificates(path: Path, options: EvalOptions, settings: CertifySettings, *,
-                        progress: ProgressCallback | None = None) -> EvalCommandResult:
+                        progress: ProgressCallback | None = None) -> CommandResult:
     """Verify the certificate of each chosen judge; exit 1 when a decision differs."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, settings.judges)
@@ -60,14 +60,16 @@ def verify_certificates(path: Path, options: EvalOptions, settings: CertifySetti
                for judge in select_judges(recipe, settings.judges)]
     problems = [problem for result in results for problem in result.problems]
     problems += [f"warning: {warning}" for warning in warnings]
-    worst = max((result.exit_code for result in results), default=ExitCode.OK)
+    codes = {result.exit_code for result in results}
+    worst = exit_code_for(usage=ExitCode.USAGE in codes, service=ExitCode.SERVICE in codes,
+                          problems=ExitCode.PROBLEMS in codes)
     document: dict[str, Any] = {"judges": [result.data for result in results]} \
         if settings.every else results[0].data
     if settings.fmt == "json":
         stdout = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     else:
         stdout = "".join(_text(result.data) for result in results)
-    return EvalCommandResult(stdout, worst, tuple(problems), document)
+    return CommandResult(stdout, tuple(problems), worst)
 
 
 def _verify(recipe: Recipe, judge: Judge, options: EvalOptions,

@@ -12,18 +12,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.errors import CommandResult, UsageError
 from introspection_cli.evaluation.dryrun import PlannedRequest, dry_run
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.runner import EvalOptions
 from introspection_cli.pricing import PriceTable, finite_cost, load_prices
-from introspection_cli.workflows.judges_eval import EvalCommandResult, evaluation_splits
+from introspection_cli.workflows.judges_eval import evaluation_splits
 
 _FORMATS = ("text", "json")
 
 
 def dry_run_recipe(path: Path, options: EvalOptions, *, fmt: str,
-                   threshold_split: str = "scored") -> EvalCommandResult:
+                   threshold_split: str = "scored") -> CommandResult:
     """The requests ``judges eval`` would make on the recipe at ``path``, and their cost."""
     if fmt not in _FORMATS:
         raise UsageError(f"--dry-run prints text or json, not {fmt}")
@@ -44,7 +44,7 @@ def dry_run_recipe(path: Path, options: EvalOptions, *, fmt: str,
     else:
         stdout = _text(body, batch=batch)
     problems = tuple(f"warning: {w}" for w in (*warnings, *planned.warnings))
-    return EvalCommandResult(stdout, ExitCode.OK, problems, {})
+    return CommandResult(stdout, problems)
 
 
 GroupKey = tuple[str, str, str]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.errors import CommandResult, ExitCode, UsageError, exit_code_for
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.ledger import open_ledger, record_run
 from introspection_cli.evaluation.outcomes import EvalRun
@@ -74,15 +74,6 @@ class ReportSettings:
     color: bool = False
 
 
-@dataclass(frozen=True)
-class EvalCommandResult:
-    stdout: str
-    exit_code: ExitCode
-    #: Why the exit code is not 0, one line each (for stderr).
-    problems: tuple[str, ...] = field(default_factory=tuple)
-    report: dict[str, Any] = field(default_factory=dict)
-
-
 def model_choices(models: Sequence[str], provider: str | None
                   ) -> tuple[str | None, str | None, tuple[tuple[str | None, str], ...]]:
     """``--model`` values (each ``MODEL`` or ``PROVIDER:MODEL``) and ``--provider`` as
@@ -120,7 +111,7 @@ def evaluation_splits(requested: Sequence[str], threshold_split: str) -> tuple[s
 
 def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, *,
                     progress: ProgressCallback | None = None,
-                    batch_events: BatchEvents | None = None) -> EvalCommandResult:
+                    batch_events: BatchEvents | None = None) -> CommandResult:
     """Run ``judges eval`` on the recipe at ``path``: the report to print and the exit code."""
     recipe, recipe_warnings = load_valid_recipe(path, options.judges)
     # Check everything that can fail cheaply before any model call costs money.
@@ -161,12 +152,10 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     if result.cache_write_failures:
         warnings.append(f"{result.cache_write_failures} verdict(s) could not be written to "
                         "the cache")
-    exit_code = (ExitCode.USAGE if output_failed or result.refused
-                 else ExitCode.SERVICE if result.service_failures
-                 else ExitCode.PROBLEMS if problems
-                 else ExitCode.OK)
+    exit_code = exit_code_for(usage=output_failed or bool(result.refused),
+                              service=bool(result.service_failures), problems=bool(problems))
     problems += [f"warning: {warning}" for warning in warnings]
-    return EvalCommandResult(stdout, exit_code, tuple(problems), report)
+    return CommandResult(stdout, tuple(problems), exit_code)
 
 
 def _report_files(settings: ReportSettings) -> list[tuple[str, Path, str]]:
@@ -251,11 +240,9 @@ def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
     when it refused requests as wrong, 3 when rows failed after retries; None when neither."""
     problems = [p for p in _run_problems(result) if p not in _rejection_problems(
         result.run.judges)]
-    if result.refused:
-        return ExitCode.USAGE, problems
-    if result.service_failures:
-        return ExitCode.SERVICE, problems
-    return None, []
+    if not (result.refused or result.service_failures):
+        return None, []
+    return exit_code_for(usage=bool(result.refused), service=True), problems
 def add_rater_ceilings(report: dict[str, Any], recipe: Recipe) -> None:
     """Each judge with an annotations file gets ``raters``: how much its raters agree, the
     ceiling its own agreement is read against."""

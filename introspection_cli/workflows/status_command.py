@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from introspection_cli.errors import CommandResult, exit_code_for
 from introspection_cli.evaluation.ledger import Ledger
-from introspection_cli.workflows.status import StatusResult, recipe_status
+from introspection_cli.workflows.status import recipe_status
 
 
 def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: str = "text",
-                   cache_dir: Path | None = None) -> StatusResult:
+                   cache_dir: Path | None = None) -> CommandResult:
     """``judges status``: the report to print; exit 1 when any row is rejected."""
     import math
 
@@ -37,8 +38,9 @@ def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: s
                 f"`introspection check {path}` lists them" for s in statuses
                 if s.counts.rejected_rows]
     notes = [*warnings, *dict.fromkeys(ledger.warnings)]
-    return StatusResult(render(str(path), statuses), 1 if problems else 0,
-                        (*problems, *(f"warning: {note}" for note in notes)))
+    return CommandResult(render(str(path), statuses),
+                         (*problems, *(f"warning: {note}" for note in notes)),
+                         exit_code_for(problems=bool(problems)))
 
 
 def _cache_dir() -> Path:
