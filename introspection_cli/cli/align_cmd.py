@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from introspection_cli.cli.finish import finish
+from introspection_cli.cli.stdout import finish
 
 
 def align(

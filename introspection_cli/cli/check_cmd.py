@@ -12,13 +12,11 @@ import typer
 
 from introspection_cli.cli.stdout import write_stdout
 from introspection_cli.cli.terminal import stream_wants_color
+from introspection_cli.formats import CHECK_FORMATS, Format
 
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
+#: ``--format``'s choices as Typer offers them: check's formats, named by :class:`Format`.
+_Choice = StrEnum("_Choice", {fmt.value: fmt.value for fmt in CHECK_FORMATS})  # type: ignore[misc]
+_TEXT = _Choice(Format.TEXT.value)
 
 
 def check(
@@ -26,10 +24,9 @@ def check(
         metavar="[PATH]...",
         help="Recipe directories, files inside recipes, or directories holding recipes. "
              "Default: the recipe at '.', else every recipe below it.")] = None,
-    output_format: Annotated[CheckFormat, typer.Option(
+    output_format: Annotated[_Choice, typer.Option(
         "--format", help="Output format: text, json, github (workflow annotations) or sarif "
-                         "(SARIF 2.1.0, for code scanning).")]
-        = CheckFormat.text,
+                         "(SARIF 2.1.0, for code scanning).")] = _TEXT,
     strict: Annotated[bool, typer.Option(
         "--strict", help="Treat warnings as failures (exit 1).")] = False,
     require_certified: Annotated[bool, typer.Option(
@@ -50,8 +47,9 @@ def check(
     from introspection_cli.errors import UsageError
     from introspection_cli.recipe.checker import check_recipe
     from introspection_cli.recipe.discovery import discover
-    from introspection_cli.reporters.check_report import REPORTERS
+    from introspection_cli.reporting.registry import ReportKind, check_format, render
 
+    fmt = check_format(ReportKind.CHECK, output_format.value)
     found = discover(paths or [])
     for raw in found.outside:
         sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
@@ -62,12 +60,12 @@ def check(
     results = [check_recipe(root, judges_rules=certificates) for root in found.recipes]
     for note in (note for result in results for note in result.notes):
         sys.stderr.write(f"introspection: note: {note}\n")
-    if results or output_format is CheckFormat.json:
+    if results or fmt is Format.JSON:
         # JSON is always the SPEC §3.1 object, even with nothing checked (empty lists,
         # zero counts), so a consumer can always parse stdout.
-        render = REPORTERS[output_format.value]
-        write_stdout(render(results, color=stream_wants_color(sys.stdout)),
-                     what="the check report", quiet_epipe=output_format is CheckFormat.text)
+        write_stdout(render(ReportKind.CHECK, fmt, results,
+                            color=stream_wants_color(sys.stdout)),
+                     what="the check report", quiet_epipe=fmt is Format.TEXT)
     else:
         sys.stderr.write("introspection: note: no PATH is inside a recipe; nothing was checked\n")
     failing = sum(r.errors for r in results)

@@ -22,7 +22,7 @@ def init(
     of these files exists, nothing is written. Exit codes: 0 written; 2 a file
     exists or a path cannot be used.
     """
-    from introspection_cli.cli.finish import finish
+    from introspection_cli.cli.stdout import finish
     from introspection_cli.workflows.init_recipe import init_recipe
 
     finish(init_recipe(directory), what="the summary")

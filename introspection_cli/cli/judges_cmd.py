@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from introspection_cli.cli.finish import finish
-from introspection_cli.cli.stdout import write_stdout
+from introspection_cli.cli.stdout import finish, write_stdout
 from introspection_cli.cli.terminal import stream_wants_color
 
 if TYPE_CHECKING:
@@ -113,8 +112,8 @@ def eval_command(
     """
     from introspection_cli.cli.progress import run_with_progress
     from introspection_cli.evaluation.runner import EvalOptions
-    from introspection_cli.reporting.formats import check_report_format
     from introspection_cli.reporting.gates import GateSettings
+    from introspection_cli.reporting.registry import ReportKind, check_format
     from introspection_cli.workflows.judges_eval import (
         ReportSettings,
         batch_options,
@@ -137,7 +136,7 @@ def eval_command(
     gates = GateSettings(min_agreement=min_agreement, min_tpr=min_tpr, min_tnr=min_tnr,
                          min_kappa=min_kappa, max_error_rate=max_error_rate,
                          split=threshold_split)
-    settings = ReportSettings(fmt=check_report_format(fmt), output=output, junit=junit,
+    settings = ReportSettings(fmt=check_format(ReportKind.EVAL, fmt), output=output, junit=junit,
                               html=html, baseline=baseline,
                               gates=gates, color=stream_wants_color(sys.stdout))
     result = run_with_progress(lambda progress, batches: evaluate_recipe(

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from introspection_cli.cli.finish import finish
+from introspection_cli.cli.stdout import finish
 
 _RECIPE = Annotated[Path, typer.Argument(
     help="Recipe directory (the one containing SYSTEM.md). Default: the current directory.")]

@@ -33,6 +33,10 @@ READABLE_VERSIONS: dict[int, str] = {1: "eval-report-v1", 2: "eval-report-v2", 3
 REPORT_SCHEMA_NAME = READABLE_VERSIONS[REPORT_VERSION]  # schemas/eval-report.schema.json
 #: The text shown for a held-out test split.
 HELD_OUT_HINT = "--split test or judges certify"
+#: The conversations the HTML page shows: judge -> calibration line -> events. Every
+#: eval renderer takes the same options (``color``, ``comparison``, ``transcripts``:
+#: the registry passes them all) and uses those its format can show.
+Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,7 @@ def _row_json(row: RowOutcome) -> dict[str, Any]:
     }
 
 
-def report_json(report: dict[str, Any]) -> str:
+def report_json(report: Mapping[str, Any]) -> str:
     """The report as indented JSON text with a trailing newline (non-ASCII kept readable).
 
     Written by orjson (a 4,000-row report in 2 ms; the standard library's indenting
@@ -189,7 +193,7 @@ def report_json(report: dict[str, Any]) -> str:
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_report(path: Path, report: dict[str, Any]) -> None:
+def write_report(path: Path, report: Mapping[str, Any]) -> None:
     """Write the JSON report to ``path`` atomically (``--output FILE``).
 
     A symlink is written through (its target is replaced), never replaced by a file.

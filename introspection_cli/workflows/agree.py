@@ -19,7 +19,8 @@ from typing import Any
 
 from introspection_cli.annotations.file import annotations_path, read_annotations
 from introspection_cli.annotations.units import RatedUnits, describe_conflict, rated_units
-from introspection_cli.errors import CommandResult, DataError, UsageError
+from introspection_cli.errors import CommandResult, DataError
+from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.recipe.model import Judge
 
 
@@ -62,8 +63,7 @@ def agree(recipe: Path, judge_name: str | None, fmt: str) -> tuple[str, dict[str
     from introspection_cli.annotations.agreement import AgreementRefused, agreement
     from introspection_cli.labelling.recipe import single_judge
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"unknown format {fmt!r}; use one of: text, json")
+    parse_format(fmt, TEXT_OR_JSON)
     judge, _ = single_judge(recipe, judge_name)
     data = rater_data(judge)
     if data is None:

@@ -51,6 +51,7 @@ from introspection_cli.errors import CommandResult, ConfigError, DataError, Exit
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.providers import API_KEY_ENV
 from introspection_cli.evaluation.runner import EvalOptions
+from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.pricing import PriceTable, load_prices
 from introspection_cli.recipe.selection import named_judge
 
@@ -73,8 +74,7 @@ class AlignSettings:
             raise UsageError("judges align needs --judge NAME")
         if self.rounds < 1:
             raise UsageError("--rounds must be at least 1")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use text or json")
+        parse_format(self.fmt, TEXT_OR_JSON)
         if self.max_cost is not None and not (math.isfinite(self.max_cost)
                                               and self.max_cost >= 0):
             raise UsageError("--max-cost must be a number of US dollars, 0 or more")

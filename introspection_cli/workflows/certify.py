@@ -18,7 +18,6 @@ rerun).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -45,7 +44,9 @@ from introspection_cli.evaluation.runner import (
 from introspection_cli.provenance import utc_now
 from introspection_cli.recipe.model import Recipe
 from introspection_cli.recipe.selection import select_judges
-from introspection_cli.workflows.certify_output import Plan, payload, power_plan, text
+from introspection_cli.reporting.outputs import CertifyOutput, Plan
+from introspection_cli.reporting.registry import ReportKind, check_format, render
+from introspection_cli.workflows.certify_output import payload, power_plan
 from introspection_cli.workflows.certify_steps import (
     Candidate,
     build_certificate,
@@ -98,8 +99,7 @@ class CertifySettings:
                 math.isfinite(self.min_rater_alpha) and -1 <= self.min_rater_alpha <= 1):
             raise UsageError(f"--min-rater-alpha {self.min_rater_alpha} must be a number from "
                              "-1 to 1 (Krippendorff's alpha: 1 is perfect agreement, 0 chance)")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
+        check_format(ReportKind.CERTIFY, self.fmt)
 
 
 def certify_judges(path: Path, options: EvalOptions, settings: CertifySettings, *,
@@ -209,16 +209,10 @@ def _result(path: Path, candidates: Sequence[Candidate], settings: CertifySettin
         exit_code = failed
         problems += [*failures, "no certificate was written: a decision needs every row"]
     problems += [f"warning: {note}" for note in dict.fromkeys(notes)]
-    if settings.every:
-        document: dict[str, Any] = {"judges": [data for data, _ in outputs],
-                                    "family_wise": settings.family_wise,
-                                    "alpha": DEFAULT_ALPHA}
-        stdout = json.dumps(document, indent=2, ensure_ascii=False) + "\n" \
-            if settings.fmt == "json" else "\n".join(text(*output) for output in outputs)
-        return CommandResult(stdout, tuple(problems), exit_code)
-    ((data, plan),) = outputs
-    stdout = json.dumps(data, indent=2, ensure_ascii=False) + "\n" \
-        if settings.fmt == "json" else text(data, plan)
+    document = {"judges": [data for data, _ in outputs], "family_wise": settings.family_wise,
+                "alpha": DEFAULT_ALPHA} if settings.every else outputs[0][0]
+    output = CertifyOutput(tuple(outputs), document)
+    stdout = render(ReportKind.CERTIFY, check_format(ReportKind.CERTIFY, settings.fmt), output)
     return CommandResult(stdout, tuple(problems), exit_code)
 
 

@@ -16,7 +16,6 @@ configuration; 3 rows failed at the provider after retries.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,8 @@ from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SPLIT_ALIASES
+from introspection_cli.reporting.outputs import EstimateOutput
+from introspection_cli.reporting.registry import ReportKind, check_format, render
 from introspection_cli.workflows.estimate_calibration import CalibrationSource, calibration_for
 from introspection_cli.workflows.judges_eval import provider_failure
 
@@ -75,8 +76,7 @@ class EstimateSettings:
         if self.split is not None and self.split not in (*REPORT_SPLITS, *SPLIT_ALIASES):
             raise UsageError(f"unknown --split {self.split!r}; use one of: "
                              f"{', '.join(REPORT_SPLITS)} (all is taken as scored)")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
+        check_format(ReportKind.ESTIMATE, self.fmt)
 
     def _check_design(self) -> None:
         if self.design is None:
@@ -156,10 +156,8 @@ def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
                                   "or pass --allow-misfit to see the estimate anyway")
         notes.insert(0, misfit + " (shown because of --allow-misfit)")
     payload = _payload(judge, calibration, production, observed, corrected)
-    from introspection_cli.workflows.estimate_render import render_correction
-
-    text = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n" if settings.fmt == "json"
-            else render_correction(payload, gated_judge=judge.gate is not None))
+    text = render(ReportKind.ESTIMATE, check_format(ReportKind.ESTIMATE, settings.fmt),
+                  EstimateOutput(payload, gated_judge=judge.gate is not None))
     return CommandResult(text, (*problems, *(f"warning: {note}" for note in notes)), exit_code)
 
 

@@ -67,10 +67,10 @@ def estimate_random_design(path: Path, options: EvalOptions, rows_file: Path, *,
             raise
         return CommandResult("", (*problems, str(refusal)), code)
     notes = [*warnings, *payload["notes"]]
-    from introspection_cli.workflows.estimate_render import render_random_design
+    from introspection_cli.reporting.registry import ReportKind, check_format, render
 
-    text = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n" if fmt == "json"
-            else render_random_design(payload))
+    text = render(ReportKind.ESTIMATE_RANDOM, check_format(ReportKind.ESTIMATE_RANDOM, fmt),
+                  payload)
     return CommandResult(text, (*problems, *(f"warning: {n}" for n in notes)), code)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from introspection_cli.certification.bounds import WILSON, BoundMethod
 from introspection_cli.certification.power import PLAN_POWER, describe_plan, labels_to_collect
 from introspection_cli.errors import CommandResult, UsageError, exit_code_for
+from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.recipe.model import Judge
 from introspection_cli.workflows.status import (
     PLANNED,
@@ -120,8 +121,7 @@ class PlanSettings:
                             ("--bar", self.bar), ("--power", self.power)):
             if not (math.isfinite(value) and 0 < value < 1):
                 raise UsageError(f"{flag} {value:g} must be a number above 0 and below 1")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
+        parse_format(self.fmt, TEXT_OR_JSON)
 
 
 @dataclass(frozen=True)

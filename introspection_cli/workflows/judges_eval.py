@@ -36,10 +36,10 @@ from introspection_cli.evaluation.runner import (
     ProgressCallback,
     run_eval,
 )
+from introspection_cli.formats import Format
 from introspection_cli.fsutil import check_output_target
 from introspection_cli.pricing import PriceTable, finite_cost, load_prices
 from introspection_cli.provenance import git_state
-from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
 from introspection_cli.reporting.model import (
     Provenance,
@@ -49,6 +49,7 @@ from introspection_cli.reporting.model import (
     write_report_text,
 )
 from introspection_cli.reporting.model_comparison import add_model_comparisons
+from introspection_cli.reporting.registry import ReportKind, render
 
 if TYPE_CHECKING:  # the batch package is imported only by a --batch run, the baseline
     # code only with --baseline
@@ -64,7 +65,7 @@ DEFAULT_SPLITS = ("train", "dev", "unsplit")
 class ReportSettings:
     """How to present the run and what it must reach."""
 
-    fmt: str = "text"
+    fmt: Format = Format.TEXT
     output: Path | None = None
     #: JUnit XML (``--junit``) and the HTML page (``--html``), written like ``output``.
     junit: Path | None = None
@@ -145,7 +146,8 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
         transcripts = shown_transcripts(recipe, report)
     problems = _write_report_files(settings, report, comparison, transcripts)
     output_failed = bool(problems)
-    stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
+    stdout = render(ReportKind.EVAL, settings.fmt, report, color=settings.color,
+                    comparison=comparison)
     problems += _run_problems(result)
     problems += gate_failures(report, gates)
     warnings = [*recipe_warnings, *ledger_warnings, *result.warnings]
@@ -158,10 +160,10 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     return CommandResult(stdout, tuple(problems), exit_code)
 
 
-def _report_files(settings: ReportSettings) -> list[tuple[str, Path, str]]:
+def _report_files(settings: ReportSettings) -> list[tuple[str, Path, Format]]:
     """(flag, path, format) of every file the report is written to."""
-    files = (("--output", settings.output, "json"), ("--junit", settings.junit, "junit"),
-             ("--html", settings.html, "html"))
+    files = (("--output", settings.output, Format.JSON), ("--junit", settings.junit, Format.JUNIT),
+             ("--html", settings.html, Format.HTML))
     return [(flag, path, fmt) for flag, path, fmt in files if path is not None]
 
 
@@ -185,11 +187,11 @@ def _write_report_files(settings: ReportSettings, report: dict[str, Any],
     problems = []
     for flag, path, fmt in _report_files(settings):
         try:
-            if fmt == "json":
+            if fmt is Format.JSON:
                 write_report(path, report)
             else:
-                write_report_text(path, render_report(report, fmt, comparison=comparison,
-                                                      transcripts=transcripts))
+                write_report_text(path, render(ReportKind.EVAL, fmt, report,
+                                               comparison=comparison, transcripts=transcripts))
         except OSError as exc:  # checked before the run, so it changed meanwhile
             problems.append(f"cannot write {flag} {path} ({exc.strerror or type(exc).__name__})"
                             + ("; the report is on stdout only" if flag == "--output" else ""))

@@ -19,11 +19,14 @@ def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: s
 
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.ledger import LEDGER_FILE
+    from introspection_cli.formats import TEXT_OR_JSON, Format, parse_format
     from introspection_cli.recipe.selection import load_valid_recipe, select_judges
     from introspection_cli.workflows.status_render import render_status_json, render_status_text
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"unknown format {fmt!r}; use one of: text, json")
+    if parse_format(fmt, TEXT_OR_JSON) is Format.JSON:
+        render = render_status_json
+    else:
+        render = render_status_text
     if not (math.isfinite(bar) and 0 < bar < 1):
         raise UsageError(f"--bar {bar} must be a number above 0 and below 1")
     recipe, warnings = load_valid_recipe(path, names)
@@ -33,7 +36,6 @@ def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: s
         statuses = recipe_status(judges, ledger, bar)
     finally:
         ledger.close()
-    render = render_status_json if fmt == "json" else render_status_text
     problems = [f"judge {s.name}: {s.counts.rejected_rows} calibration row(s) rejected; "
                 f"`introspection check {path}` lists them" for s in statuses
                 if s.counts.rejected_rows]
