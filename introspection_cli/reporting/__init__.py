@@ -7,6 +7,8 @@
   a report);
 * comparisons on the eval report: :mod:`.baseline` (against an earlier report)
   and :mod:`.model_comparison` (several ``--model`` runs of one judge);
+  :mod:`.assemble` builds a run's report once, with its costs, raters,
+  comparisons and gates;
 * helpers renderers share: :mod:`.formatting` (the eval report's) and
   :mod:`.rule_help` (each check code's help, for SARIF);
 * renderers, each independent of the others: the eval report's

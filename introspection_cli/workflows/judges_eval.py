@@ -38,17 +38,15 @@ from introspection_cli.evaluation.runner import (
 )
 from introspection_cli.formats import Format
 from introspection_cli.fsutil import check_output_target
-from introspection_cli.pricing import PriceTable, finite_cost, load_prices
+from introspection_cli.pricing import load_prices
 from introspection_cli.provenance import git_state
-from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
+from introspection_cli.reporting.assemble import assemble_report
+from introspection_cli.reporting.gates import GateSettings, gate_failures
 from introspection_cli.reporting.model import (
     Provenance,
-    build_report,
-    usage_json,
     write_report,
     write_report_text,
 )
-from introspection_cli.reporting.model_comparison import add_model_comparisons
 from introspection_cli.reporting.registry import ReportKind, render
 
 if TYPE_CHECKING:  # the batch package is imported only by a --batch run, the baseline
@@ -127,14 +125,9 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     options = replace(options, splits=evaluation_splits(options.splits, settings.gates.split))
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
     ledger_warnings = record_evaluations(result.run, options, recipe)
-    report = build_report(result.run, Provenance(git=git_state(path)))
-    add_rater_ceilings(report, recipe)
-    gates = evaluate_gates(report, settings.gates)
-    report["gates"] = [gate.as_json() for gate in gates]
-    batch = options.batch is not None
-    add_costs(report, result.run, prices, batch=batch)
-    add_model_comparisons(report, price=lambda provider, model, usage: prices.cost(
-        provider, model, usage, batch=batch))
+    report, gates = assemble_report(result.run, Provenance(git=git_state(path)), settings.gates,
+                                    prices=prices, batch=options.batch is not None,
+                                    raters=rater_ceilings(recipe, result.run))
     comparison = transcripts = None
     if baseline is not None:
         from introspection_cli.reporting.baseline import compare_with_baseline
@@ -245,38 +238,18 @@ def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
     if not (result.refused or result.service_failures):
         return None, []
     return exit_code_for(usage=bool(result.refused), service=True), problems
-def add_rater_ceilings(report: dict[str, Any], recipe: Recipe) -> None:
-    """Each judge with an annotations file gets ``raters``: how much its raters agree, the
-    ceiling its own agreement is read against."""
+def rater_ceilings(recipe: Recipe, run: EvalRun) -> dict[str, dict[str, Any]]:
+    """Judge name -> its raters' agreement, the ceiling its own agreement is read against,
+    for each judge of ``run`` with an annotations file."""
     from introspection_cli.workflows.agree import ceiling_json
 
-    for entry in report["judges"]:
-        judge = recipe.judges.get(entry["name"])
+    ceilings = {}
+    for name in dict.fromkeys(judge.name for judge in run.judges):
+        judge = recipe.judges.get(name)
         ceiling = ceiling_json(judge) if judge is not None else None
         if ceiling is not None:
-            entry["raters"] = ceiling
-
-
-def add_costs(report: dict[str, Any], run: EvalRun, prices: PriceTable, *,
-              batch: bool) -> None:
-    """Fill in the report's ``cost`` figures from the price table: each judge's usage
-    (with several models) and the run's, which is null unless every model that used
-    tokens has a price."""
-    total: float | None = 0.0
-    entries = {(judge["name"], entry["provider"], entry["model"]): entry
-               for judge in report["judges"] for entry in (judge, *judge.get("models", ()))}
-    for judge in run.judges:
-        usage = usage_json(judge.usage)
-        cost = prices.cost(judge.provider, judge.model, usage, batch=batch)
-        entry = entries.get((judge.name, judge.provider, judge.model))
-        if entry is not None and "usage" in entry:
-            entry["usage"]["cost"] = cost
-        if cost is None and (usage["input_tokens"] or usage["output_tokens"]):
-            total = None
-        elif total is not None and cost is not None:
-            total += cost
-    report["usage"]["cost"] = (finite_cost(total, "the run's cost")
-                               if prices.prices and total is not None else None)
+            ceilings[name] = ceiling
+    return ceilings
 
 
 def _run_problems(result: EvalResult) -> list[str]:
