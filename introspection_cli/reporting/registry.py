@@ -26,6 +26,7 @@ class ReportKind(StrEnum):
     ESTIMATE = "estimate"
     ESTIMATE_RANDOM = "estimate-random"
     DRY_RUN = "dry-run"
+    AGREE = "agree"
 
 
 #: (kind, format) -> "module:function" under :mod:`introspection_cli.reporting`.
@@ -51,6 +52,8 @@ _RENDERERS: dict[ReportKind, dict[Format, str]] = {
                                  Format.JSON: "render_document:render_document"},
     ReportKind.DRY_RUN: {Format.TEXT: "render_dry_run:dry_run_text",
                          Format.JSON: "render_document:render_document"},
+    ReportKind.AGREE: {Format.TEXT: "render_agree:agreement_text",
+                       Format.JSON: "render_document:render_document"},
 }
 #: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.
 FILE_FORMATS = (Format.JUNIT, Format.HTML)
