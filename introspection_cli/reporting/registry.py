@@ -29,6 +29,11 @@ class ReportKind(StrEnum):
     AGREE = "agree"
 
 
+def _text_and_document(text: str) -> dict[Format, str]:
+    """A kind printed as ``text`` for people and as its JSON document for scripts."""
+    return {Format.TEXT: text, Format.JSON: "render_document:render_document"}
+
+
 #: (kind, format) -> "module:function" under :mod:`introspection_cli.reporting`.
 _RENDERERS: dict[ReportKind, dict[Format, str]] = {
     ReportKind.EVAL: {Format.TEXT: "render_text:render_text",
@@ -40,20 +45,13 @@ _RENDERERS: dict[ReportKind, dict[Format, str]] = {
                        Format.JSON: "render_check:check_json",
                        Format.GITHUB: "render_check:check_github",
                        Format.SARIF: "render_check_sarif:check_sarif"},
-    ReportKind.DOCTOR: {Format.TEXT: "render_doctor:render_doctor_text",
-                        Format.JSON: "render_document:render_document"},
-    ReportKind.CERTIFY: {Format.TEXT: "render_certify:certify_text",
-                         Format.JSON: "render_document:render_document"},
-    ReportKind.VERIFY: {Format.TEXT: "render_certify:verify_text",
-                        Format.JSON: "render_document:render_document"},
-    ReportKind.ESTIMATE: {Format.TEXT: "render_estimate:correction_text",
-                          Format.JSON: "render_document:render_document"},
-    ReportKind.ESTIMATE_RANDOM: {Format.TEXT: "render_estimate:random_design_text",
-                                 Format.JSON: "render_document:render_document"},
-    ReportKind.DRY_RUN: {Format.TEXT: "render_dry_run:dry_run_text",
-                         Format.JSON: "render_document:render_document"},
-    ReportKind.AGREE: {Format.TEXT: "render_agree:agreement_text",
-                       Format.JSON: "render_document:render_document"},
+    ReportKind.DOCTOR: _text_and_document("render_doctor:render_doctor_text"),
+    ReportKind.CERTIFY: _text_and_document("render_certify:certify_text"),
+    ReportKind.VERIFY: _text_and_document("render_certify:verify_text"),
+    ReportKind.ESTIMATE: _text_and_document("render_estimate:correction_text"),
+    ReportKind.ESTIMATE_RANDOM: _text_and_document("render_estimate:random_design_text"),
+    ReportKind.DRY_RUN: _text_and_document("render_dry_run:dry_run_text"),
+    ReportKind.AGREE: _text_and_document("render_agree:agreement_text"),
 }
 #: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.
 FILE_FORMATS = (Format.JUNIT, Format.HTML)
