@@ -191,3 +191,15 @@ def test_a_new_reporting_module_must_take_a_place_in_the_layers(tmp_path: Path) 
                           "from introspection_cli.reporting import render_text")
     assert result.returncode != 0, result.stdout
     assert "render_pdf" in result.stdout
+
+
+def test_a_command_exits_through_finish_or_the_error_mapping_only() -> None:
+    """Every command hands a CommandResult to ``cli.stdout.finish``; only ``cli/app.py``
+    (``--version``, and the errors mapped to their exit codes) exits otherwise."""
+    exits = {path.name for path in (PACKAGE / "cli").glob("*.py")
+             if re.search(r"typer\.Exit\(|SystemExit\(", path.read_text(encoding="utf-8"))}
+    assert exits == {"stdout.py", "app.py"}
+    result_types = [path.relative_to(PACKAGE) for path in PACKAGE.rglob("*.py")
+                    if re.search(r"^class \w*CommandResult\b|^class \w+Result:\n    stdout",
+                                 path.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert result_types == [Path("errors.py")]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from enum import StrEnum
-from functools import partial
 from typing import Annotated
 
 import typer
 
-from introspection_cli.cli.stdout import write_stdout
+from introspection_cli.cli.stdout import finish
 from introspection_cli.cli.terminal import stream_wants_color
 from introspection_cli.formats import CHECK_FORMATS, Format
 
@@ -43,35 +41,12 @@ def check(
     Prints every problem as path:line:col: severity[code] message. Exit 0 when
     clean, 1 when errors (or, with --strict, warnings) were found, 2 on a bad path.
     """
-    from introspection_cli.certification.check_rules import certificate_diagnostics
-    from introspection_cli.errors import UsageError
-    from introspection_cli.recipe.checker import check_recipe
-    from introspection_cli.recipe.discovery import discover
-    from introspection_cli.reporting.registry import ReportKind, check_format, render
+    from introspection_cli.workflows.check import check_command
 
-    fmt = check_format(ReportKind.CHECK, output_format.value)
-    found = discover(paths or [])
-    for raw in found.outside:
-        sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
-    if not (math.isfinite(min_bar) and 0 < min_bar < 1):
-        raise UsageError(f"--min-bar {min_bar} must be a number above 0 and below 1")
-    certificates = partial(certificate_diagnostics, require_certified=require_certified,
-                           min_bar=min_bar)
-    results = [check_recipe(root, judges_rules=certificates) for root in found.recipes]
-    for note in (note for result in results for note in result.notes):
-        sys.stderr.write(f"introspection: note: {note}\n")
-    if results or fmt is Format.JSON:
-        # JSON is always the SPEC §3.1 object, even with nothing checked (empty lists,
-        # zero counts), so a consumer can always parse stdout.
-        write_stdout(render(ReportKind.CHECK, fmt, results,
-                            color=stream_wants_color(sys.stdout)),
-                     what="the check report", quiet_epipe=fmt is Format.TEXT)
-    else:
-        sys.stderr.write("introspection: note: no PATH is inside a recipe; nothing was checked\n")
-    failing = sum(r.errors for r in results)
-    if strict:
-        failing += sum(len(r.diagnostics) - r.errors for r in results)
-    raise typer.Exit(1 if failing else 0)
+    finish(check_command(paths or [], output_format.value, strict=strict,
+                         require_certified=require_certified, min_bar=min_bar,
+                         color=stream_wants_color(sys.stdout)),
+           what="the check report", quiet_epipe=output_format.value == Format.TEXT)
 
 
 def register(app: typer.Typer) -> None:
