@@ -122,6 +122,9 @@ def _verdict(result: subprocess.CompletedProcess[str], contract: str) -> str:
     ("reporting/metrics.py", "from introspection_cli.reporting import baseline"),
     ("evaluation/runner.py", "from introspection_cli.reporting import model"),
     ("reporting/gates.py", "import typer"),
+    ("reporting/render_check.py", "from introspection_cli.reporting import render_certify"),
+    ("reporting/outputs.py", "from introspection_cli.reporting import render_certify"),
+    ("reporting/render_estimate.py", "from introspection_cli.reporting import registry"),
 ])
 def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line: str) -> None:
     result = _lint_a_copy(tmp_path, module, line)
@@ -130,12 +133,13 @@ def test_a_forbidden_import_breaks_a_contract(tmp_path: Path, module: str, line:
 
 
 # An import against the order of the whole package: each one of the three cycles
-# there were (fixture <-> runtime, recipe <-> certification, reporters <-> workflows)
-# and a crossing of every other layer boundary.
+# there were (fixture <-> runtime, recipe <-> certification, the check and doctor
+# renderers <-> workflows) and a crossing of every other layer boundary.
 @pytest.mark.parametrize(("module", "line"), [
     ("cli/app.py", "import introspection_cli.__main__"),
-    ("reporters/check_report.py", "from introspection_cli.cli import stdout"),
-    ("workflows/status.py", "from introspection_cli.reporters import check_report"),
+    ("reporting/render_check.py", "from introspection_cli.cli import stdout"),
+    ("reporting/render_doctor.py", "from introspection_cli.workflows import doctor"),
+    ("reporting/registry.py", "from introspection_cli.workflows import status"),
     ("reporting/model.py", "from introspection_cli.workflows import status"),
     ("certification/state.py", "from introspection_cli.reporting import model"),
     ("certification/state.py", "from introspection_cli.labelling import sheet"),
@@ -187,3 +191,15 @@ def test_a_new_reporting_module_must_take_a_place_in_the_layers(tmp_path: Path) 
                           "from introspection_cli.reporting import render_text")
     assert result.returncode != 0, result.stdout
     assert "render_pdf" in result.stdout
+
+
+def test_a_command_exits_through_finish_or_the_error_mapping_only() -> None:
+    """Every command hands a CommandResult to ``cli.stdout.finish``; only ``cli/app.py``
+    (``--version``, and the errors mapped to their exit codes) exits otherwise."""
+    exits = {path.name for path in (PACKAGE / "cli").glob("*.py")
+             if re.search(r"typer\.Exit\(|SystemExit\(", path.read_text(encoding="utf-8"))}
+    assert exits == {"stdout.py", "app.py"}
+    result_types = [path.relative_to(PACKAGE) for path in PACKAGE.rglob("*.py")
+                    if re.search(r"^class \w*CommandResult\b|^class \w+Result:\n    stdout",
+                                 path.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert result_types == [Path("errors.py")]

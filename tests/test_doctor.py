@@ -201,4 +201,4 @@ def test_no_browser_at_all_is_only_a_note(tmp_path: Path) -> None:
 def test_an_unknown_format_is_a_usage_error(tmp_path: Path) -> None:
     result = doctor(tmp_path, "--format", "xml")
     assert result.returncode == 2 and result.stdout == ""
-    assert "unknown format 'xml'; use text or json" in result.stderr
+    assert "unknown format 'xml'; use one of: text, json" in result.stderr

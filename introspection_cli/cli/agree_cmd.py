@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from introspection_cli.cli.stdout import write_stdout
+from introspection_cli.cli.stdout import finish
 
 
 def agree(
@@ -32,10 +32,9 @@ def agree(
     Exit codes: 0 done; 1 the labels cannot give the figures (fewer than two raters, no row
     labelled by two, a single label everywhere), or a file cannot be read; 2 usage error.
     """
-    from introspection_cli.workflows.agree import agree as run_agree
+    from introspection_cli.workflows.agree import agree_command
 
-    stdout, _ = run_agree(recipe, judge, fmt)
-    write_stdout(stdout, what="the agreement", quiet_epipe=fmt == "text")
+    finish(agree_command(recipe, judge, fmt), what="the agreement", quiet_epipe=fmt == "text")
 
 
 def register(app: typer.Typer) -> None:

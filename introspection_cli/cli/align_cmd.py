@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from introspection_cli.cli.stdout import write_stdout
+from introspection_cli.cli.stdout import finish
 
 
 def align(
@@ -75,13 +75,8 @@ def align(
 
     # Steps on a terminal only: a log or a pipe gets the report and nothing else.
     progress = _say_step if stream_redraws(sys.stderr) else None
-    result = align_judge(recipe, options, settings, progress=progress)
-    try:
-        write_stdout(result.stdout, what=f"the {fmt} report", quiet_epipe=fmt == "text")
-    finally:  # the problems are said even when stdout failed
-        for problem in result.problems:
-            sys.stderr.write(f"introspection: {problem}\n")
-    raise typer.Exit(int(result.exit_code))
+    finish(align_judge(recipe, options, settings, progress=progress),
+           what=f"the {fmt} report", quiet_epipe=fmt == "text")
 
 
 def _say_step(step: str) -> None:

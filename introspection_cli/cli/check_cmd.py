@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from enum import StrEnum
-from functools import partial
 from typing import Annotated
 
 import typer
 
-from introspection_cli.cli.stdout import write_stdout
+from introspection_cli.cli.stdout import finish
 from introspection_cli.cli.terminal import stream_wants_color
+from introspection_cli.formats import CHECK_FORMATS, Format
 
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
+#: ``--format``'s choices as Typer offers them: check's formats, named by :class:`Format`.
+_Choice = StrEnum("_Choice", {fmt.value: fmt.value for fmt in CHECK_FORMATS})  # type: ignore[misc]
+_TEXT = _Choice(Format.TEXT.value)
 
 
 def check(
@@ -26,10 +22,9 @@ def check(
         metavar="[PATH]...",
         help="Recipe directories, files inside recipes, or directories holding recipes. "
              "Default: the recipe at '.', else every recipe below it.")] = None,
-    output_format: Annotated[CheckFormat, typer.Option(
+    output_format: Annotated[_Choice, typer.Option(
         "--format", help="Output format: text, json, github (workflow annotations) or sarif "
-                         "(SARIF 2.1.0, for code scanning).")]
-        = CheckFormat.text,
+                         "(SARIF 2.1.0, for code scanning).")] = _TEXT,
     strict: Annotated[bool, typer.Option(
         "--strict", help="Treat warnings as failures (exit 1).")] = False,
     require_certified: Annotated[bool, typer.Option(
@@ -46,34 +41,12 @@ def check(
     Prints every problem as path:line:col: severity[code] message. Exit 0 when
     clean, 1 when errors (or, with --strict, warnings) were found, 2 on a bad path.
     """
-    from introspection_cli.certification.check_rules import certificate_diagnostics
-    from introspection_cli.errors import UsageError
-    from introspection_cli.recipe.checker import check_recipe
-    from introspection_cli.recipe.discovery import discover
-    from introspection_cli.reporters.check_report import REPORTERS
+    from introspection_cli.workflows.check import check_command
 
-    found = discover(paths or [])
-    for raw in found.outside:
-        sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
-    if not (math.isfinite(min_bar) and 0 < min_bar < 1):
-        raise UsageError(f"--min-bar {min_bar} must be a number above 0 and below 1")
-    certificates = partial(certificate_diagnostics, require_certified=require_certified,
-                           min_bar=min_bar)
-    results = [check_recipe(root, judges_rules=certificates) for root in found.recipes]
-    for note in (note for result in results for note in result.notes):
-        sys.stderr.write(f"introspection: note: {note}\n")
-    if results or output_format is CheckFormat.json:
-        # JSON is always the SPEC §3.1 object, even with nothing checked (empty lists,
-        # zero counts), so a consumer can always parse stdout.
-        render = REPORTERS[output_format.value]
-        write_stdout(render(results, color=stream_wants_color(sys.stdout)),
-                     what="the check report", quiet_epipe=output_format is CheckFormat.text)
-    else:
-        sys.stderr.write("introspection: note: no PATH is inside a recipe; nothing was checked\n")
-    failing = sum(r.errors for r in results)
-    if strict:
-        failing += sum(len(r.diagnostics) - r.errors for r in results)
-    raise typer.Exit(1 if failing else 0)
+    finish(check_command(paths or [], output_format.value, strict=strict,
+                         require_certified=require_certified, min_bar=min_bar,
+                         color=stream_wants_color(sys.stdout)),
+           what="the check report", quiet_epipe=output_format.value == Format.TEXT)
 
 
 def register(app: typer.Typer) -> None:

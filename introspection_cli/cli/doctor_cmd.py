@@ -19,17 +19,10 @@ def doctor(
     table, and the browser judges label would open. Exit codes: 0 nothing to fix; 1
     problems found (each with its fix); 2 usage error.
     """
-    from introspection_cli.cli.stdout import write_stdout
-    from introspection_cli.errors import UsageError
-    from introspection_cli.reporters.doctor_report import render_doctor_json, render_doctor_text
-    from introspection_cli.workflows.doctor import run_doctor
+    from introspection_cli.cli.stdout import finish
+    from introspection_cli.workflows.doctor import doctor_command
 
-    renderers = {"text": render_doctor_text, "json": render_doctor_json}
-    if fmt not in renderers:
-        raise UsageError(f"unknown format {fmt!r}; use text or json")
-    report = run_doctor(os.environ)
-    write_stdout(renderers[fmt](report), what=f"the {fmt} report", quiet_epipe=fmt == "text")
-    raise typer.Exit(int(report.exit_code))
+    finish(doctor_command(os.environ, fmt), what=f"the {fmt} report", quiet_epipe=fmt == "text")
 
 
 def register(app: typer.Typer) -> None:

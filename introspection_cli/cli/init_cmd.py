@@ -22,10 +22,10 @@ def init(
     of these files exists, nothing is written. Exit codes: 0 written; 2 a file
     exists or a path cannot be used.
     """
-    from introspection_cli.cli.stdout import write_stdout
+    from introspection_cli.cli.stdout import finish
     from introspection_cli.workflows.init_recipe import init_recipe
 
-    write_stdout(init_recipe(directory).stdout, what="the summary", quiet_epipe=True)
+    finish(init_recipe(directory), what="the summary")
 
 
 def register(app: typer.Typer) -> None:

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from introspection_cli.cli.stdout import write_stdout
+from introspection_cli.cli.stdout import finish, write_stdout
 from introspection_cli.cli.terminal import stream_wants_color
 
 if TYPE_CHECKING:
-    from introspection_cli.labelling.result import CommandResult
     from introspection_cli.recipe.model import Judge
-    from introspection_cli.workflows.judges_eval import EvalCommandResult
 
 app = typer.Typer(help="Run judges over their calibration data.", no_args_is_help=True)
 
@@ -114,8 +112,8 @@ def eval_command(
     """
     from introspection_cli.cli.progress import run_with_progress
     from introspection_cli.evaluation.runner import EvalOptions
-    from introspection_cli.reporting.formats import check_report_format
     from introspection_cli.reporting.gates import GateSettings
+    from introspection_cli.reporting.registry import ReportKind, check_format
     from introspection_cli.workflows.judges_eval import (
         ReportSettings,
         batch_options,
@@ -133,27 +131,17 @@ def eval_command(
     if dry_run:
         from introspection_cli.workflows.dry_run import dry_run_recipe
 
-        _print_result(dry_run_recipe(recipe, options, fmt=fmt, threshold_split=threshold_split),
-                      fmt)
+        finish(dry_run_recipe(recipe, options, fmt=fmt, threshold_split=threshold_split),
+               what=f"the {fmt} report", quiet_epipe=fmt == "text")
     gates = GateSettings(min_agreement=min_agreement, min_tpr=min_tpr, min_tnr=min_tnr,
                          min_kappa=min_kappa, max_error_rate=max_error_rate,
                          split=threshold_split)
-    settings = ReportSettings(fmt=check_report_format(fmt), output=output, junit=junit,
+    settings = ReportSettings(fmt=check_format(ReportKind.EVAL, fmt), output=output, junit=junit,
                               html=html, baseline=baseline,
                               gates=gates, color=stream_wants_color(sys.stdout))
     result = run_with_progress(lambda progress, batches: evaluate_recipe(
         recipe, options, settings, progress=progress, batch_events=batches), batch=batch)
-    _print_result(result, settings.fmt)
-
-
-def _print_result(result: EvalCommandResult, fmt: str) -> NoReturn:
-    """The report on stdout, the problems on stderr, and the exit code."""
-    try:
-        write_stdout(result.stdout, what=f"the {fmt} report", quiet_epipe=fmt == "text")
-    finally:  # the problems are said even when stdout failed
-        for problem in result.problems:
-            sys.stderr.write(f"introspection: {problem}\n")
-    raise typer.Exit(int(result.exit_code))
+    finish(result, what=f"the {settings.fmt} report", quiet_epipe=settings.fmt == "text")
 
 
 @app.command("render")
@@ -246,8 +234,8 @@ def split_command(
         def targets(chosen: Judge) -> dict[str, int | None]:
             return planned_test_rows(chosen, cache_dir=cache_dir)
 
-    _finish(run_split(recipe, judge or [], ratios=ratios or DEFAULT_RATIOS, seed=seed,
-                      dry_run=dry_run, reset=reset, test_targets=targets))
+    finish(run_split(recipe, judge or [], ratios=ratios or DEFAULT_RATIOS, seed=seed,
+                     dry_run=dry_run, reset=reset, test_targets=targets), what="the summary")
 
 
 @app.command("label")
@@ -308,22 +296,14 @@ def label_command(
     """
     from introspection_cli.labelling.commands import LabelRequest, run_label
 
-    _finish(run_label(LabelRequest(
+    finish(run_label(LabelRequest(
         recipe=recipe, judges=tuple(judge or ()), assignments=tuple(set_ or ()), from_csv=from_csv,
         overwrite=overwrite, to_csv=to_csv, review=review, all_rows=all_rows, port=port,
-        open_browser=not no_open, rater=rater, adjudicate=adjudicate), say=_say))
+        open_browser=not no_open, rater=rater, adjudicate=adjudicate), say=_say),
+           what="the summary")
 
 
 def _say(line: str) -> None:
     """Print one line at once (the labelling app's address must show before it serves)."""
     write_stdout(line + "\n", what="the labelling app's address")
 
-
-def _finish(result: CommandResult) -> None:
-    """Print a labelling command's result and exit with its code."""
-    try:
-        write_stdout(result.stdout, what="the summary", quiet_epipe=True)
-    finally:  # the problems are said even when stdout failed
-        for problem in result.problems:
-            sys.stderr.write(f"introspection: {problem}\n")
-    raise typer.Exit(int(result.exit_code))

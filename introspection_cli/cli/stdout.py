@@ -13,6 +13,10 @@ Two functions, for every command::
     write_stdout(text_or_bytes, what="the JSON report")      # a report, a schema, a line
     write_stdout_lines(rows, noun="fixture")                  # records, counted on failure
 
+and :func:`finish`, the one way a workflow's
+:class:`~introspection_cli.errors.CommandResult` leaves the process (stdout, its
+problems on stderr, its exit code).
+
 A closed pipe under text output (``introspection check | head``) can be made
 quiet with ``quiet_epipe=True``: exit 1, no message.
 """
@@ -23,8 +27,11 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from introspection_cli.errors import OutputError
+import typer
+
+from introspection_cli.errors import CommandResult, OutputError
 
 
 def write_stdout(data: str | bytes, *, what: str = "the output",
@@ -131,3 +138,18 @@ def _reason(exc: OSError) -> str:
     if exc.errno == errno.EPIPE:
         return "the reading end of the pipe was closed"
     return exc.strerror or type(exc).__name__
+
+
+def finish(result: CommandResult, *, what: str, quiet_epipe: bool = True) -> NoReturn:
+    """Print ``result.stdout`` (``what`` names it if stdout fails), each of its problems on
+    stderr, and exit with its code.
+
+    The problems are said even when stdout failed: they are why the exit code is not 0.
+    ``quiet_epipe``: a reader that closed the pipe (``| head``) ends the command quietly.
+    """
+    try:
+        write_stdout(result.stdout, what=what, quiet_epipe=quiet_epipe)
+    finally:
+        for problem in result.problems:
+            sys.stderr.write(f"introspection: {problem}\n")
+    raise typer.Exit(int(result.exit_code))

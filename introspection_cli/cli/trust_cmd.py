@@ -9,37 +9,15 @@ inside each command.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Annotated
 
 import typer
 
-from introspection_cli.cli.stdout import write_stdout
+from introspection_cli.cli.stdout import finish
 
 _RECIPE = Annotated[Path, typer.Argument(
     help="Recipe directory (the one containing SYSTEM.md). Default: the current directory.")]
-
-
-class _Outcome(Protocol):
-    @property
-    def stdout(self) -> str: ...
-
-    @property
-    def exit_code(self) -> int: ...
-
-    @property
-    def problems(self) -> tuple[str, ...]: ...
-
-
-def _finish(result: _Outcome, what: str) -> None:
-    """Print a result, its problems on stderr, and exit with its code."""
-    try:
-        write_stdout(result.stdout, what=what, quiet_epipe=True)
-    finally:  # the problems are said even when stdout failed
-        for problem in result.problems:
-            sys.stderr.write(f"introspection: {problem}\n")
-    raise typer.Exit(int(result.exit_code))
 
 
 def certify(
@@ -125,8 +103,8 @@ def certify(
     if verify:
         from introspection_cli.workflows.certify_verify import verify_certificates
 
-        _finish(verify_certificates(recipe, options, settings), f"the {fmt} verification")
-    _finish(certify_judges(recipe, options, settings), f"the {fmt} certification")
+        finish(verify_certificates(recipe, options, settings), what=f"the {fmt} verification")
+    finish(certify_judges(recipe, options, settings), what=f"the {fmt} certification")
 
 
 def estimate(
@@ -217,9 +195,9 @@ def estimate(
                                 by_gate=by_gate, segment=segment, fmt=fmt)
     from introspection_cli.cli.progress import run_with_progress
 
-    _finish(run_with_progress(lambda progress, batches: estimate_judge(
+    finish(run_with_progress(lambda progress, batches: estimate_judge(
         recipe, options, settings, progress=progress, batch_events=batches), batch=batch),
-        f"the {fmt} estimate")
+        what=f"the {fmt} estimate")
 
 
 def status(
@@ -243,7 +221,8 @@ def status(
     """
     from introspection_cli.workflows.status_command import status_command
 
-    _finish(status_command(recipe, tuple(judge or ()), bar=bar, fmt=fmt), f"the {fmt} status")
+    finish(status_command(recipe, tuple(judge or ()), bar=bar, fmt=fmt),
+           what=f"the {fmt} status")
 
 
 def plan(
@@ -279,7 +258,7 @@ def plan(
     expect = {label: rate for label, rate in (("pass", expect_tpr), ("fail", expect_tnr))
               if rate is not None}
     settings = PlanSettings(judge=judge, expect=expect, bar=bar, power=power, fmt=fmt)
-    _finish(plan_command(recipe, settings), f"the {fmt} plan")
+    finish(plan_command(recipe, settings), what=f"the {fmt} plan")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout
 from introspection_cli.evaluation.plan import build_request
 from introspection_cli.evaluation.providers.interface import ModelRequest
 from introspection_cli.fixture.codes import BLANK_LINE, UNLABELLED
+from introspection_cli.formats import TEXT_OR_JSON, Format, parse_format
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def prompt_for_line(recipe_path: Path, judge_name: str, line: int) -> RowPrompt:
 def format_row_prompt(prompt: RowPrompt, fmt: str) -> str:
     """``text``: the messages under headings; ``json``: ``{system, user, tool}``."""
     request = prompt.request
-    if fmt == "json":
+    if parse_format(fmt, TEXT_OR_JSON) is Format.JSON:
         body: dict[str, object] = {"judge": prompt.judge, "line": prompt.line,
                                    "note": prompt.note, "messages": None, "tool": None}
         if request is not None:
@@ -71,8 +72,6 @@ def format_row_prompt(prompt: RowPrompt, fmt: str) -> str:
                                 {"role": "user", "content": request.user}]
             body["tool"] = _tool(request)
         return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
-    if fmt != "text":
-        raise UsageError(f"unknown format {fmt!r}; use text or json")
     if request is None:
         return f"{prompt.note}\n"
     return (f"===== system =====\n{request.system}\n\n"

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from introspection_cli.errors import UsageError
+from introspection_cli.errors import CommandResult, UsageError
 from introspection_cli.fixture.target import writable_target
-from introspection_cli.labelling.result import CommandResult
 
 if TYPE_CHECKING:
     from introspection_cli.labelling.sheet_raters import SheetRaters
@@ -136,8 +135,7 @@ def run_label(request: LabelRequest, say: Callable[[str], None]) -> CommandResul
         assert request.from_csv is not None
         result = apply_sheet(read_calibration(judge.calibration_path), request.from_csv,
                              overwrite=request.overwrite, raters=_raters_of(judge, rater))
-    result.problems[:0] = notes
-    return result
+    return replace(result, problems=(*notes, *result.problems))
 
 
 def _check_rater(request: LabelRequest, modes: list[str]) -> None:

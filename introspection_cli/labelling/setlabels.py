@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from introspection_cli.errors import UsageError
+from introspection_cli.errors import CommandResult, UsageError
 from introspection_cli.fixture import SPLITS, VERDICTS
 from introspection_cli.fixture.byterule import LineEdit, RowNotWritable, plan_edit, write_edits
 from introspection_cli.labelling.calibration import CalibrationFile, read_calibration
-from introspection_cli.labelling.result import CommandResult
 
 #: How a split is cleared on the command line and in a sheet.
 NO_SPLIT = "none"

@@ -33,14 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from introspection_cli.errors import DataError, UsageError
+from introspection_cli.errors import CommandResult, DataError, UsageError, exit_code_for
 from introspection_cli.fixture import VERDICTS
 from introspection_cli.fixture.byterule import LineEdit, RowNotWritable, plan_edit, write_edits
 from introspection_cli.fsutil import atomic_write_text, check_output_target
 from introspection_cli.labelling.calibration import CalibrationFile, CalibrationLine
 from introspection_cli.labelling.cells import SheetRow, read_cell, safe_cell
 from introspection_cli.labelling.rating import RatingPlan, apply_plan
-from introspection_cli.labelling.result import CommandResult
 from introspection_cli.labelling.setlabels import NO_SPLIT, parse_split
 from introspection_cli.labelling.transcript import transcript_text
 from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
@@ -81,13 +80,11 @@ def write_sheet(calibration: CalibrationFile, target: Path,
         atomic_write_text(target, buffer.getvalue())
     except OSError as exc:
         raise DataError(f"cannot write --to-csv {target} ({exc.strerror})") from None
-    result = CommandResult(stdout=f"{rows} row(s) written to {target}: fill in the expected "
-                                  f"column, then run `introspection judges label --from "
-                                  f"{target}`\n")
-    if calibration.rejected:
-        result.problems.append(f"warning: {len(calibration.rejected)} rejected row(s) left out "
-                               "of the sheet; `introspection check` says why")
-    return result
+    left_out = (f"warning: {len(calibration.rejected)} rejected row(s) left out of the "
+                "sheet; `introspection check` says why",) if calibration.rejected else ()
+    return CommandResult(stdout=f"{rows} row(s) written to {target}: fill in the expected "
+                                f"column, then run `introspection judges label --from "
+                                f"{target}`\n", problems=left_out)
 
 
 @dataclass
@@ -288,8 +285,8 @@ def apply_sheet(calibration: CalibrationFile, source: Path, *, overwrite: bool,
     if ratings.changes:
         assert raters is not None
         stdout += f"{len(ratings.changes)} rater label(s) or note(s) written to {raters.path}\n"
-    result = CommandResult(stdout=stdout, problems=plan.reports)
-    if plan.reports:
-        result.problems.append(f"{len(plan.reports)} sheet row(s) reported above were not used")
-        result.exit_code = 1
-    return result
+    if not plan.reports:
+        return CommandResult(stdout=stdout)
+    return CommandResult(stdout=stdout, problems=(
+        *plan.reports, f"{len(plan.reports)} sheet row(s) reported above were not used"),
+        exit_code=exit_code_for(problems=True))

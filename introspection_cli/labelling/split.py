@@ -23,11 +23,10 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
-from introspection_cli.errors import UsageError
+from introspection_cli.errors import CommandResult, UsageError, exit_code_for
 from introspection_cli.fixture import SPLITS, VERDICTS, FixtureRow
 from introspection_cli.fixture.byterule import LineEdit, plan_edit
 from introspection_cli.labelling.calibration import CalibrationFile
-from introspection_cli.labelling.result import CommandResult
 from introspection_cli.recipe.model import Judge
 from introspection_cli.statistics import rows_to_reach
 
@@ -263,7 +262,7 @@ def run_split(recipe_path: Path, judge_names: Sequence[str], *, ratios: str, see
 
     shares = parse_ratios(ratios)
     recipe, notes = load_labelling_recipe(recipe_path, judge_names)
-    result = CommandResult(stdout=frozen_notice(ratios, reset=reset), problems=list(notes))
+    stdout, problems, failed = [frozen_notice(ratios, reset=reset)], list(notes), False
     if not dry_run:  # refuse a file it cannot write before writing any
         from introspection_cli.fixture.target import writable_target
 
@@ -276,13 +275,16 @@ def run_split(recipe_path: Path, judge_names: Sequence[str], *, ratios: str, see
         else:
             targets = None if test_targets is None else test_targets(judge)
             plan = plan_split(judge.name, calibration, shares, seed, targets)
-        _report(result, plan, calibration, dry_run=dry_run, reset=reset)
-    return result
+        said = _report(plan, calibration, dry_run=dry_run, reset=reset)
+        stdout.append(said.stdout)
+        problems += said.problems
+        failed = failed or said.exit_code != 0
+    return CommandResult("".join(stdout), tuple(problems), exit_code_for(problems=failed))
 
 
-def _report(result: CommandResult, plan: SplitPlan, calibration: CalibrationFile, *,
-            dry_run: bool, reset: bool) -> None:
-    """Write ``plan`` (unless ``dry_run``) and add what it did to ``result``."""
+def _report(plan: SplitPlan, calibration: CalibrationFile, *, dry_run: bool,
+            reset: bool) -> CommandResult:
+    """Write ``plan`` (unless ``dry_run``); what it did, for the command's result."""
     from introspection_cli.labelling.calibration import rejected_summary
 
     if plan.edits and not dry_run:
@@ -292,14 +294,12 @@ def _report(result: CommandResult, plan: SplitPlan, calibration: CalibrationFile
     verb = ("would clear" if dry_run else "cleared") if reset else \
         ("would assign" if dry_run else "assigned")
     what = "the split of" if reset else "a split to"
-    result.stdout += (f"judge {plan.judge}: {verb} {what} {len(plan.edits)} row(s) in "
-                      f"{calibration.path}{' (dry run: nothing written)' if dry_run else ''}"
-                      "\n" + "".join(f"  {note}\n" for note in plan.notes)
-                      + f"{format_table(plan.table)}\n")
-    result.problems += [f"warning: {warning}" for warning in plan.warnings]
-    result.problems += plan.problems
+    stdout = (f"judge {plan.judge}: {verb} {what} {len(plan.edits)} row(s) in "
+              f"{calibration.path}{' (dry run: nothing written)' if dry_run else ''}"
+              "\n" + "".join(f"  {note}\n" for note in plan.notes)
+              + f"{format_table(plan.table)}\n")
     rejected = rejected_summary(calibration)
-    if rejected is not None:
-        result.problems.append(rejected)
-    if rejected is not None or plan.problems:
-        result.exit_code = 1
+    problems = (*(f"warning: {warning}" for warning in plan.warnings), *plan.problems,
+                *(() if rejected is None else (rejected,)))
+    return CommandResult(stdout, problems,
+                         exit_code_for(problems=rejected is not None or bool(plan.problems)))

@@ -1,17 +1,27 @@
-"""Reports of a judge run, in layers that import one way only.
+"""Every renderer of the tool, and the values they render, in layers that import one way.
 
-* the report model, at the bottom: :mod:`.metrics` (statistics over row
-  outcomes), :mod:`.model` (the JSON report, its schema and version) and
-  :mod:`.gates` (thresholds read off a report);
-* comparisons on it: :mod:`.baseline` (against an earlier report) and
-  :mod:`.model_comparison` (several ``--model`` runs of one judge);
-* :mod:`.formatting`: the formatting helpers renderers share;
-* renderers on top, each independent of the others: :mod:`.render_text`,
-  :mod:`.render_markdown`, :mod:`.render_json`, :mod:`.render_junit`,
-  :mod:`.render_html`;
-* :mod:`.formats`, which picks a renderer by name.
+* values, at the bottom: :mod:`.metrics` (statistics over row outcomes),
+  :mod:`.model` (the JSON eval report, its schema and version), :mod:`.outputs`
+  (what certify, verify, estimate and the dry run print) and
+  :mod:`.doctor_findings` (doctor's findings); :mod:`.gates` (thresholds read off
+  a report);
+* comparisons on the eval report: :mod:`.baseline` (against an earlier report)
+  and :mod:`.model_comparison` (several ``--model`` runs of one judge);
+  :mod:`.assemble` builds a run's report once, with its costs, raters,
+  comparisons and gates;
+* helpers renderers share: :mod:`.formatting` (the eval report's) and
+  :mod:`.rule_help` (each check code's help, for SARIF);
+* renderers, each independent of the others: the eval report's
+  (:mod:`.render_text`, :mod:`.render_markdown`, :mod:`.render_json`,
+  :mod:`.render_junit`, :mod:`.render_html`), check's (:mod:`.render_check`,
+  with :mod:`.render_check_sarif` on it), doctor's, certify's, estimate's and the
+  dry run's, and :mod:`.render_document` (the JSON of a result that is its
+  document);
+* :mod:`.registry` at the top, which finds a renderer by (report kind, format)
+  and imports it only then.
 
-The contracts in ``pyproject.toml`` (``[tool.importlinter]``) enforce this
-order, and every module of the package must have a place in it;
-``tests/test_architecture.py`` runs them.
+Workflows build the values and render them through the registry; the CLI only
+writes out the :class:`~introspection_cli.errors.CommandResult`. The contracts in
+``pyproject.toml`` (``[tool.importlinter]``) enforce this order, and every module
+of the package must have a place in it; ``tests/test_architecture.py`` runs them.
 """

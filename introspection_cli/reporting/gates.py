@@ -93,10 +93,11 @@ class Gate:
 
 def evaluate_gates(report: Mapping[str, Any], settings: GateSettings) -> list[Gate]:
     """Every gate of every judge in ``report``, in judge order."""
-    return [gate for judge in report["judges"] for gate in _judge_gates(judge, settings)]
+    return [gate for judge in report["judges"] for gate in judge_gates(judge, settings)]
 
 
-def _judge_gates(judge: Mapping[str, Any], settings: GateSettings) -> list[Gate]:
+def judge_gates(judge: Mapping[str, Any], settings: GateSettings) -> list[Gate]:
+    """The gates of one judge's report entry."""
     name = judge["name"]
     stats = split_of(judge["splits"], settings.split)
     scored = {} if held_out(stats) else stats

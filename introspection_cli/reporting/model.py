@@ -10,7 +10,7 @@ Nothing here imports a comparison or a renderer.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,13 @@ READABLE_VERSIONS: dict[int, str] = {1: "eval-report-v1", 2: "eval-report-v2", 3
 REPORT_SCHEMA_NAME = READABLE_VERSIONS[REPORT_VERSION]  # schemas/eval-report.schema.json
 #: The text shown for a held-out test split.
 HELD_OUT_HINT = "--split test or judges certify"
+#: The conversations the HTML page shows: judge -> calibration line -> events. Every
+#: eval renderer takes the same options (``color``, ``comparison``, ``transcripts``:
+#: the registry passes them all) and uses those its format can show.
+Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
+#: What a judge run's usage cost (None: no price for its model): the price table's
+#: answer, given to the report as it is built.
+CostOf = Callable[[JudgeRun], float | None]
 
 
 @dataclass(frozen=True)
@@ -67,11 +74,20 @@ def split_of(splits: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 
 
 def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str, Any]:
-    """The JSON report of ``run``: plain JSON-ready dicts, lists, strings and numbers.
+    """The JSON report of ``run`` alone: no gate, no price, no raters (what
+    :func:`~introspection_cli.reporting.assemble.assemble_report` adds as it builds the
+    report of a ``judges eval``)."""
+    return report_document(run, provenance,
+                                judges=[judge_json(first, others)
+                                        for first, *others in by_judge(run.judges)])
 
-    ``gates`` is empty here: the caller fills it from the report's own statistics
-    (:func:`~introspection_cli.reporting.gates.evaluate_gates`).
-    """
+
+def report_document(run: EvalRun, provenance: Provenance | None, *,
+                         judges: Sequence[Mapping[str, Any]],
+                         gates: Sequence[Mapping[str, Any]] = (),
+                         cost: float | None = None) -> dict[str, Any]:
+    """The JSON report of ``run``, from its judges' entries (:func:`judge_json`), its gates
+    and the run's cost: plain JSON-ready dicts, lists, strings and numbers."""
     origin = provenance or Provenance()
     return {
         "report_version": REPORT_VERSION,
@@ -80,13 +96,13 @@ def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str
         "git": origin.git.as_json() if origin.git is not None else None,
         "recipe": run.recipe,
         "samples": run.samples,
-        "judges": [_judge_json(first, others) for first, *others in _by_judge(run.judges)],
-        "gates": [],
-        "usage": usage_json(run.usage),
+        "judges": list(judges),
+        "gates": list(gates),
+        "usage": usage_json(run.usage, cost=cost),
     }
 
 
-def _by_judge(runs: Sequence[JudgeRun]) -> list[list[JudgeRun]]:
+def by_judge(runs: Sequence[JudgeRun]) -> list[list[JudgeRun]]:
     """The runs of each judge, in order: one per model (``--model`` given more than once)."""
     grouped: dict[str, list[JudgeRun]] = {}
     for run in runs:
@@ -94,9 +110,14 @@ def _by_judge(runs: Sequence[JudgeRun]) -> list[list[JudgeRun]]:
     return list(grouped.values())
 
 
-def _judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = ()) -> dict[str, Any]:
+def judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = (), *,
+               cost_of: CostOf | None = None) -> dict[str, Any]:
     """A judge's entry: its run with the first model; with more models, ``usage`` and
-    ``models`` (the other models' runs on the same rows) are added."""
+    ``models`` (the other models' runs on the same rows), each ``usage`` priced by
+    ``cost_of`` (null without it)."""
+    def cost(run: JudgeRun) -> float | None:
+        return None if cost_of is None else cost_of(run)
+
     entry: dict[str, Any] = {
         "name": judge.name,
         "provider": judge.provider,
@@ -109,10 +130,11 @@ def _judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = ()) -> dict[str, A
         **_run_json(judge),
     }
     if others:
-        entry["usage"] = {**usage_json(judge.usage), "needed": needed_json(judge.rows)}
+        entry["usage"] = {**usage_json(judge.usage, cost=cost(judge)),
+                          "needed": needed_json(judge.rows)}
         entry["models"] = [{"provider": other.provider, "model": other.model,
                             "fingerprint": other.fingerprint, **_run_json(other),
-                            "usage": {**usage_json(other.usage),
+                            "usage": {**usage_json(other.usage, cost=cost(other)),
                                       "needed": needed_json(other.rows)}}
                            for other in others]
     return entry
@@ -138,15 +160,15 @@ def _run_json(judge: JudgeRun) -> dict[str, Any]:
     return {"splits": splits, "rows": [_row_json(row) for row in judge.rows]}
 
 
-def usage_json(usage: Usage) -> dict[str, Any]:
-    """What the requests used; ``cost`` stays null until a price table fills it in."""
+def usage_json(usage: Usage, *, cost: float | None = None) -> dict[str, Any]:
+    """What the requests used, and what that cost (null: no price known)."""
     return {"requests": usage.requests, "batch_requests": usage.batch_requests,
             "cached": usage.cached,
             "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
             "cached_input_tokens": usage.cached_input_tokens,
             "cache_write_tokens": usage.cache_write_tokens,
             "rate_limited": usage.rate_limited, "concurrency": usage.concurrency,
-            "cost": None}
+            "cost": cost}
 
 
 def row_from_json(row: Mapping[str, Any]) -> RowOutcome:
@@ -172,7 +194,7 @@ def _row_json(row: RowOutcome) -> dict[str, Any]:
     }
 
 
-def report_json(report: dict[str, Any]) -> str:
+def report_json(report: Mapping[str, Any]) -> str:
     """The report as indented JSON text with a trailing newline (non-ASCII kept readable).
 
     Written by orjson (a 4,000-row report in 2 ms; the standard library's indenting
@@ -189,7 +211,7 @@ def report_json(report: dict[str, Any]) -> str:
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_report(path: Path, report: dict[str, Any]) -> None:
+def write_report(path: Path, report: Mapping[str, Any]) -> None:
     """Write the JSON report to ``path`` atomically (``--output FILE``).
 
     A symlink is written through (its target is replaced), never replaced by a file.

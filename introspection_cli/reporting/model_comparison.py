@@ -105,10 +105,11 @@ def _result(run: Mapping[str, Any], test: McNemar | None, price: PriceOf | None)
                        needed, unknown, price_of(needed), price_of(usage), test)
 
 
-def add_model_comparisons(report: dict[str, Any], *, price: PriceOf | None = None) -> None:
-    """Add ``model_comparison`` to each judge of ``report`` evaluated with several models."""
-    for judge in report["judges"]:
-        results = compare_models(judge, price=price)
-        if results:
-            judge["model_comparison"] = {"split": COMPARED_SPLIT,
-                                         "models": [result.as_json() for result in results]}
+def model_comparison_json(judge: Mapping[str, Any], *,
+                          price: PriceOf | None = None) -> dict[str, Any] | None:
+    """The ``model_comparison`` member of a judge's report entry evaluated with several
+    models; None for a single-model entry."""
+    results = compare_models(judge, price=price)
+    if not results:
+        return None
+    return {"split": COMPARED_SPLIT, "models": [result.as_json() for result in results]}

@@ -52,10 +52,8 @@ from introspection_cli.reporting.formatting import (
     without_controls,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
-from introspection_cli.reporting.model import several_samples, split_of
+from introspection_cli.reporting.model import Transcripts, several_samples, split_of
 
-#: judge name -> calibration line -> that row's ``judge_input.events``.
-Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
 _INTERVALS = ("agreement", "na_agreement", "tpr", "tnr")
@@ -80,8 +78,9 @@ def _asset(name: str) -> str:
 
 
 def render_html(report: Mapping[str, Any], *, comparison: Comparison | None = None,
-                transcripts: Transcripts | None = None) -> str:
-    """The whole page. ``transcripts`` holds the conversations of the rows shown."""
+                transcripts: Transcripts | None = None, color: bool = False) -> str:
+    """The whole page. ``transcripts`` holds the conversations of the rows shown (``color``
+    is a terminal's: the page has its own)."""
     css = _asset("report.css") + webui.asset_text(webui.TRANSCRIPT_CSS)
     scripts = [webui.asset_text(webui.TRANSCRIPT_JS), _asset("report.js")]
     embedded: dict[str, Any] = {}

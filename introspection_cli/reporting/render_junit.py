@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
@@ -36,7 +36,10 @@ from introspection_cli.reporting.formatting import (
     scored_note,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
-from introspection_cli.reporting.model import split_of
+from introspection_cli.reporting.model import Transcripts, split_of
+
+if TYPE_CHECKING:  # a type only: JUnit has no baseline comparison
+    from introspection_cli.reporting.baseline import Comparison
 
 #: What XML 1.0 cannot hold even as a character reference.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -47,8 +50,11 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
-def render_junit(report: Mapping[str, Any]) -> str:
-    """The report as a JUnit XML document (``<testsuites>``), with an XML declaration."""
+def render_junit(report: Mapping[str, Any], *, color: bool = False,
+                 comparison: Comparison | None = None,
+                 transcripts: Transcripts | None = None) -> str:
+    """The report as a JUnit XML document (``<testsuites>``), with an XML declaration: its
+    gates and rows only (no baseline comparison, no conversation, no color)."""
     root = ET.Element("testsuites", name="introspection judges eval")
     totals = [0, 0]
     for judge in report["judges"]:

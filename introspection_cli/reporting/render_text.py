@@ -41,7 +41,7 @@ from introspection_cli.reporting.formatting import (
     usage_sentence,
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
-from introspection_cli.reporting.model import several_samples, split_of
+from introspection_cli.reporting.model import Transcripts, several_samples, split_of
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
 
@@ -74,10 +74,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "
     return [line(header), *(line(cells) for cells in rows)]
 
 
-def render_text(report: Mapping[str, Any], *, color: bool) -> str:
+def render_text(report: Mapping[str, Any], *, color: bool = False,
+                comparison: Comparison | None = None,
+                transcripts: Transcripts | None = None) -> str:
     """The human-readable report: per judge, the split table, confusion, rejected rows,
     disagreements and errors (the first :data:`~.formatting.LISTED_ROWS` of each, then a line saying
-    where the rest are); then usage."""
+    where the rest are); then usage; then the comparison with a baseline, if given.
+    (No conversation is shown: ``transcripts`` is the HTML page's.)"""
     paint = _Painter(color)
     lines = [paint(f"recipe {clean(report['recipe'])}", "bold"), provenance_line(report)]
     if not report["judges"]:
@@ -87,7 +90,10 @@ def render_text(report: Mapping[str, Any], *, color: bool) -> str:
         lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint,
                                   unstable=several_samples(report)))
     lines += ["", f"usage: {usage_sentence(report['usage'])}"]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if comparison is not None:
+        text += "\n" + render_comparison_text(comparison, color=color)
+    return text
 
 
 def _split_cells(split: str, stats: Mapping[str, Any], unstable: bool) -> list[str]:

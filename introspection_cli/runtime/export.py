@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import UsageError
+from introspection_cli.formats import Format, parse_format
 from introspection_cli.fsutil import check_output_target
 from introspection_cli.runtime.appendfile import ExistingFile, read_existing
 from introspection_cli.runtime.credentials import Credentials, resolve_credentials
 from introspection_cli.runtime.ids import read_ids_file
 from introspection_cli.runtime.interface import MAX_IDS_PER_EXPORT
-
-FORMATS = ("json",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +114,8 @@ def validate_options(options: ExportOptions) -> None:
     SPEC §3.3: ``--judge-fixtures`` requires ``--ids-file`` and ``--format json``,
     spelled out, so a script states the format the calibration file depends on.
     """
-    if options.format is not None and options.format not in FORMATS:
-        raise UsageError(f"--format {options.format!r} is not supported; the only format is "
-                         "json: pass --format json")
+    if options.format is not None:
+        parse_format(options.format, (Format.JSON,))
     if options.judge_fixtures and (options.ids_file is None or options.format is None):
         missing = [flag for flag, absent in (("--ids-file FILE (one conversation id per line)",
                                               options.ids_file is None),

@@ -11,7 +11,6 @@ human ceiling (:func:`ceiling_json`) is the same figures.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from introspection_cli.annotations.file import annotations_path, read_annotations
 from introspection_cli.annotations.units import RatedUnits, describe_conflict, rated_units
-from introspection_cli.errors import DataError, UsageError
+from introspection_cli.errors import CommandResult, DataError
 from introspection_cli.recipe.model import Judge
 
 
@@ -51,14 +50,19 @@ def rater_data(judge: Judge) -> RaterData | None:
     return RaterData(judge.name, rated_units(annotations.annotations, rows), lines)
 
 
+def agree_command(recipe: Path, judge_name: str | None, fmt: str) -> CommandResult:
+    """``judges agree``: the agreement to print (exit 0; a refusal raises, exit 1)."""
+    return CommandResult(stdout=agree(recipe, judge_name, fmt)[0])
+
+
 def agree(recipe: Path, judge_name: str | None, fmt: str) -> tuple[str, dict[str, Any]]:
     """``judges agree``'s output (text or JSON) and its JSON document. Raises
     :class:`DataError` (exit 1) when the figures cannot be computed, naming why."""
     from introspection_cli.annotations.agreement import AgreementRefused, agreement
     from introspection_cli.labelling.recipe import single_judge
+    from introspection_cli.reporting.registry import ReportKind, check_format, render
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"unknown format {fmt!r}; use one of: text, json")
+    chosen = check_format(ReportKind.AGREE, fmt)
     judge, _ = single_judge(recipe, judge_name)
     data = rater_data(judge)
     if data is None:
@@ -73,65 +77,13 @@ def agree(recipe: Path, judge_name: str | None, fmt: str) -> tuple[str, dict[str
                 "adjudicated": sum(u.adjudication is not None
                                    for u in data.units.units.values()),
                 "orphans": len(data.units.orphans)}
-    if fmt == "json":
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n", document
-    return agreement_text(document), document
+    return render(ReportKind.AGREE, chosen, document), document
 
 
 def _conflicts(data: RaterData) -> list[dict[str, Any]]:
     return [{"line": data.lines[unit.unit], "conversation_id": unit.conversation_id,
              "kind": unit.conflict, "expected": unit.expected, "labels": unit.labels,
              "described": describe_conflict(unit)} for unit in data.units.conflicts]
-
-
-def agreement_text(document: Mapping[str, Any]) -> str:
-    """``judges agree``'s text output."""
-    alpha = document["alpha"]
-    lines = [f"judge {document['judge']}: {len(document['raters'])} raters "
-             f"({', '.join(document['raters'])}) on {document['units']} rows, "
-             f"{document['pairable']} labelled by two or more",
-             f"  Krippendorff's alpha (nominal)  {alpha['value']:.3f} (95% interval "
-             f"{alpha['low']:.3f}–{alpha['high']:.3f}, bootstrap over rows, "
-             f"{alpha['draws']} draws)",
-             "  per pair of raters:"]
-    for pair in document["pairs"]:
-        lines.append(f"    {' – '.join(pair['raters']):<24} {_pair_text(pair)}")
-    classes = ", ".join(f"{c['label']} {c['value']:.3f}" if c["value"] is not None
-                        else f"{c['label']} —" for c in document["classes"])
-    lines.append(f"  per-class agreement (pairs of labels on a row that agree): {classes}")
-    lines += _conflicts_text(document)
-    return "\n".join(lines) + "\n"
-
-
-def _pair_text(pair: Mapping[str, Any]) -> str:
-    if not pair["n"]:
-        return "no row labelled by both"
-    kappa = f"kappa {pair['kappa']:.3f}" if pair["kappa"] is not None else \
-        f"kappa — ({pair['kappa_problem']})"
-    applicable = pair["applicable_agreement"]
-    agreement = "applicable agreement —" if applicable is None else (
-        f"applicable agreement {applicable['value']:.3f} ({applicable['low']:.3f}–"
-        f"{applicable['high']:.3f}) over {applicable['n']}")
-    return f"{kappa} over {pair['n']} rows; {agreement}"
-
-
-def _conflicts_text(document: Mapping[str, Any]) -> list[str]:
-    conflicts = document["conflicts"]
-    lines = []
-    if conflicts:
-        lines.append(f"  rows in conflict ({len(conflicts)}): settle them with `introspection "
-                     f"judges label --adjudicate --judge {document['judge']}`")
-        lines += [f"    line {c['line']} {c['conversation_id']}: {c['described']}"
-                  for c in conflicts]
-    else:
-        lines.append("  rows in conflict: none")
-    if document["adjudicated"]:
-        lines.append(f"  {document['adjudicated']} row(s) adjudicated")
-    if document["orphans"]:
-        lines.append(f"  {document['orphans']} annotation(s) of conversations the calibration "
-                     "file no longer holds with that text are left out (`introspection "
-                     "check` lists them)")
-    return lines
 
 
 def ceiling_json(judge: Judge) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ import difflib
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from introspection_cli.alignment.inputs import CalibrationRows, read_rows
@@ -47,10 +47,11 @@ from introspection_cli.alignment.yaml_block import (
     replace_instructions,
     write_instructions,
 )
-from introspection_cli.errors import ConfigError, DataError, ExitCode, UsageError
+from introspection_cli.errors import CommandResult, ConfigError, DataError, ExitCode, UsageError
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.providers import API_KEY_ENV
 from introspection_cli.evaluation.runner import EvalOptions
+from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.pricing import PriceTable, load_prices
 from introspection_cli.recipe.selection import named_judge
 
@@ -73,8 +74,7 @@ class AlignSettings:
             raise UsageError("judges align needs --judge NAME")
         if self.rounds < 1:
             raise UsageError("--rounds must be at least 1")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use text or json")
+        parse_format(self.fmt, TEXT_OR_JSON)
         if self.max_cost is not None and not (math.isfinite(self.max_cost)
                                               and self.max_cost >= 0):
             raise UsageError("--max-cost must be a number of US dollars, 0 or more")
@@ -84,13 +84,6 @@ class AlignSettings:
             raise UsageError("judges align calls models in a loop: say what it may spend with "
                              "--max-cost USD (see --dry-run for an estimate), or pass "
                              "--no-cost-limit")
-
-
-@dataclass(frozen=True)
-class AlignCommandResult:
-    stdout: str
-    exit_code: ExitCode
-    problems: tuple[str, ...] = field(default_factory=tuple)
 
 
 def optimizer_choice(value: str | None, judge_model: Model) -> Model:
@@ -108,7 +101,7 @@ def optimizer_choice(value: str | None, judge_model: Model) -> Model:
 
 
 def align_judge(path: Path, options: EvalOptions, settings: AlignSettings, *,
-                progress: Callable[[str], None] | None = None) -> AlignCommandResult:
+                progress: Callable[[str], None] | None = None) -> CommandResult:
     """Run ``judges align`` on the recipe at ``path``; ``progress`` is told each slow step."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, (settings.judge,))
@@ -172,7 +165,7 @@ def _require_keys(models: tuple[Model, ...], environ: Mapping[str, str]) -> None
 
 
 def _dry_run(session: AlignSession, counts: dict[str, int], settings: AlignSettings,
-             warnings: list[str]) -> AlignCommandResult:
+             warnings: list[str]) -> CommandResult:
     plan = session.plan
     instructions = plan.judge.instructions
     examples = [Disagreement(line, "", "pass", "fail", None, events)
@@ -192,11 +185,11 @@ def _dry_run(session: AlignSession, counts: dict[str, int], settings: AlignSetti
     else:
         stdout = render_dry_run(plan.judge.name, counts, settings.rounds, start, asking,
                                 candidate)
-    return AlignCommandResult(stdout, ExitCode.OK, tuple(f"warning: {w}" for w in warnings))
+    return CommandResult(stdout, tuple(f"warning: {w}" for w in warnings))
 
 
 def _run(session: AlignSession, counts: dict[str, int], settings: AlignSettings,
-         original: bytes, warnings: list[str]) -> AlignCommandResult:
+         original: bytes, warnings: list[str]) -> CommandResult:
     plan = session.plan
     instructions = plan.judge.instructions
     first = session.evaluation_estimate(instructions)
@@ -221,7 +214,7 @@ def _run(session: AlignSession, counts: dict[str, int], settings: AlignSettings,
 def _finish(session: AlignSession, counts: dict[str, int], settings: AlignSettings,
             original: bytes, instructions: str, start: Evaluated | None,
             rounds: list[RoundResult],
-            final: str, stop: Stop | None, warnings: list[str]) -> AlignCommandResult:
+            final: str, stop: Stop | None, warnings: list[str]) -> CommandResult:
     plan, budget = session.plan, session.budget
     kept_rounds = [r for r in rounds if r.kept]
     last = kept_rounds[-1] if kept_rounds else None
@@ -254,7 +247,7 @@ def _finish(session: AlignSession, counts: dict[str, int], settings: AlignSettin
         stdout = render_run(run, file_diff=file_diff, footer=footer)
     if stop is not None and exit_code is not ExitCode.OK:
         problems.insert(0, stop.reason)
-    return AlignCommandResult(stdout, exit_code, tuple(problems))
+    return CommandResult(stdout, tuple(problems), exit_code)
 
 
 def _file_diff(path: Path, original: bytes, final: str) -> tuple[str, str | None]:

@@ -18,7 +18,6 @@ rerun).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +28,7 @@ from introspection_cli.certification.certificate import FamilyWise, write_certif
 from introspection_cli.certification.decision import DEFAULT_ALPHA, Certification, decide
 from introspection_cli.certification.familywise import METHODS, family_decisions
 from introspection_cli.certification.validator import MIN_BAR
-from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.errors import CommandResult, ExitCode, UsageError, exit_code_for
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_identity
 from introspection_cli.evaluation.ledger import open_ledger, record_run
@@ -45,14 +44,16 @@ from introspection_cli.evaluation.runner import (
 from introspection_cli.provenance import utc_now
 from introspection_cli.recipe.model import Recipe
 from introspection_cli.recipe.selection import select_judges
-from introspection_cli.workflows.certify_output import Plan, payload, power_plan, text
+from introspection_cli.reporting.outputs import CertifyOutput, Plan
+from introspection_cli.reporting.registry import ReportKind, check_format, render
+from introspection_cli.workflows.certify_output import payload, power_plan
 from introspection_cli.workflows.certify_steps import (
     Candidate,
     build_certificate,
     prepare,
     record_exposure,
 )
-from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+from introspection_cli.workflows.judges_eval import provider_failure
 
 CERTIFIABLE_SPLITS = ("test", "dev", "train")
 
@@ -98,12 +99,11 @@ class CertifySettings:
                 math.isfinite(self.min_rater_alpha) and -1 <= self.min_rater_alpha <= 1):
             raise UsageError(f"--min-rater-alpha {self.min_rater_alpha} must be a number from "
                              "-1 to 1 (Krippendorff's alpha: 1 is perfect agreement, 0 chance)")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
+        check_format(ReportKind.CERTIFY, self.fmt)
 
 
 def certify_judges(path: Path, options: EvalOptions, settings: CertifySettings, *,
-                   progress: ProgressCallback | None = None) -> EvalCommandResult:
+                   progress: ProgressCallback | None = None) -> CommandResult:
     """Run ``judges certify`` on the recipe at ``path``: what to print and the exit code."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, settings.judges)
@@ -194,7 +194,7 @@ def _write(tested: Sequence[Candidate], settings: CertifySettings,
 
 def _result(path: Path, candidates: Sequence[Candidate], settings: CertifySettings,
             samples: int, written: dict[str, str],
-            failure: tuple[ExitCode | None, list[str]], notes: list[str]) -> EvalCommandResult:
+            failure: tuple[ExitCode | None, list[str]], notes: list[str]) -> CommandResult:
     problems: list[str] = []
     outputs: list[tuple[dict[str, Any], Plan]] = []
     for candidate in candidates:
@@ -204,22 +204,16 @@ def _result(path: Path, candidates: Sequence[Candidate], settings: CertifySettin
         problems += _problems(path, candidate)
         notes += _notes(candidate, settings, candidate.name in written)
     failed, failures = failure
-    exit_code = ExitCode.OK if all(c.final.certified for c in candidates) else ExitCode.PROBLEMS
+    exit_code = exit_code_for(problems=not all(c.final.certified for c in candidates))
     if failed is not None:
         exit_code = failed
         problems += [*failures, "no certificate was written: a decision needs every row"]
     problems += [f"warning: {note}" for note in dict.fromkeys(notes)]
-    if settings.every:
-        document: dict[str, Any] = {"judges": [data for data, _ in outputs],
-                                    "family_wise": settings.family_wise,
-                                    "alpha": DEFAULT_ALPHA}
-        stdout = json.dumps(document, indent=2, ensure_ascii=False) + "\n" \
-            if settings.fmt == "json" else "\n".join(text(*output) for output in outputs)
-        return EvalCommandResult(stdout, exit_code, tuple(problems), document)
-    ((data, plan),) = outputs
-    stdout = json.dumps(data, indent=2, ensure_ascii=False) + "\n" \
-        if settings.fmt == "json" else text(data, plan)
-    return EvalCommandResult(stdout, exit_code, tuple(problems), data)
+    document = {"judges": [data for data, _ in outputs], "family_wise": settings.family_wise,
+                "alpha": DEFAULT_ALPHA} if settings.every else outputs[0][0]
+    output = CertifyOutput(tuple(outputs), document)
+    stdout = render(ReportKind.CERTIFY, check_format(ReportKind.CERTIFY, settings.fmt), output)
+    return CommandResult(stdout, tuple(problems), exit_code)
 
 
 def _problems(path: Path, candidate: Candidate) -> list[str]:

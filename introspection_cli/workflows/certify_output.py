@@ -1,24 +1,20 @@
-"""What ``judges certify`` prints: one judge's payload (``--format json``) and its text."""
+"""What ``judges certify`` prints of one judge: its payload (the JSON output, which the
+text of :mod:`introspection_cli.reporting.render_certify` reads) and its plan with power."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from introspection_cli.certification.bounds import METHODS, BoundMethod, method_for, plan_for
+from introspection_cli.certification.bounds import BoundMethod, method_for, plan_for
 from introspection_cli.certification.decision import CLASSES, Certification, Rate
-from introspection_cli.certification.exposure import Exposure
 from introspection_cli.certification.power import (
     ASSUMED_RATE,
-    PowerPlan,
     class_mix,
-    describe_plan,
     share_reaching,
     shrunk_rate,
 )
+from introspection_cli.reporting.outputs import Plan
 from introspection_cli.workflows.certify_steps import Candidate
-
-Plan = tuple[PowerPlan, dict[str, str]]
 
 
 def next_bound(candidate: Candidate) -> BoundMethod:
@@ -94,87 +90,3 @@ def payload(candidate: Candidate, split: str, samples: int, plan: Plan,
 
 def _rate(rate: Rate | None) -> dict[str, Any] | None:
     return None if rate is None else rate.as_json()
-
-
-def text(data: Mapping[str, Any], plan: Plan) -> str:
-    """One judge's text output."""
-    labelled = data["labelled"]
-    lines = [f"judge {data['judge']} ({data['provider']}/{data['model']}), split "
-             f"{data['split']}, bar {data['bar']:g}",
-             f"  fingerprint {data['fingerprint']}",
-             f"  rows       {data['rows']} ({labelled.get('pass', 0)} pass, "
-             f"{labelled.get('fail', 0)} fail, {labelled.get('not_applicable', 0)} "
-             f"not_applicable)", *raters_lines(data)]
-    if data["sequential"] is not None:  # the judge ran: what it measured
-        name = METHODS[data["sequential"]["method"]].interval_name(data["alpha"])
-        lines += [f"  errors     {data['errors']} (at most {data['max_error_rate']:g} of the "
-                  "rows)",
-                  *(_rate_line(rate, data[rate], data["bar"] if rate != "na_recall" else
-                               data["bar_na"], name) for rate in ("tpr", "tnr", "na_recall")),
-                  f"  level      {_level(data)}",
-                  f"  bound      {_bound(data['sequential'])}"]
-        if data["exposure"] is not None:
-            lines.append(f"  exposure   {exposure_text(data['exposure'])}")
-    if data["decision"] == "certified":
-        lines.append(f"certified: wrote {data['certificate']}" if data["certificate"]
-                     else "certified, but no certificate was written")
-    else:
-        heading = ("insufficient data" if data["decision"] == "insufficient_data"
-                   else "not certified")
-        lines += [f"{heading}:", *(f"  {reason}" for reason in data["reasons"])]
-        lines += [f"  {line}" for line in describe_plan(plan[0], plan[1], data["split"])]
-    return "\n".join(lines) + "\n"
-
-
-def raters_lines(data: Mapping[str, Any]) -> list[str]:
-    """What the raters changed: the rows in conflict left out, the alpha required."""
-    raters = data.get("raters")
-    if raters is None:
-        return []
-    excluded = raters["excluded"]
-    lines = [f"  raters     {len(excluded)} row(s) in conflict left out (not evaluated)"
-             + (f": {', '.join(excluded[:5])}{', ...' if len(excluded) > 5 else ''}; settle "
-                f"them with `introspection judges label --adjudicate --judge {data['judge']}`"
-                if excluded else "")]
-    alpha = raters["alpha"]
-    if raters["min_alpha"] is not None and alpha is not None:
-        lines.append(f"  rater alpha {alpha['value']:.3f} ({alpha['low']:.3f}–"
-                     f"{alpha['high']:.3f}, bootstrap 95%) over {alpha['units']} rows, "
-                     f"--min-rater-alpha {raters['min_alpha']:g}")
-    return lines
-
-
-def _rate_line(name: str, rate: Mapping[str, Any] | None, bar: float | None,
-               interval: str) -> str:
-    if rate is None:
-        return f"  {name:<10} — (no non-error row of this label)"
-    verdict = "" if bar is None else ("  reaches the bar" if rate["low"] >= bar
-                                      else "  below the bar")
-    return (f"  {name:<10} {rate['value']:.3f} ({rate['low']:.3f}–{rate['high']:.3f}, "
-            f"{interval}) over {rate['n']} rows{verdict}")
-
-
-def _level(data: Mapping[str, Any]) -> str:
-    family = data["family_wise"]
-    own = f"each bound at one-sided {data['alpha']:.4g}"
-    if family is None:
-        return own + " (per judge)"
-    return (f"{own}: {family['method']} over {family['judges']} judges keeps the chance of "
-            f"any wrong certificate among them at {family['alpha']:g}")
-
-
-def _bound(sequential: Mapping[str, Any]) -> str:
-    looks = sequential["looks"]
-    if sequential["method"] == "wilson":
-        return "Wilson: the first look at these rows under this procedure"
-    return (f"anytime-valid ({sequential['method']} mixture): look {looks} at these rows under "
-            "this procedure, so a look after every labelling round keeps the level")
-
-
-def exposure_text(exposure: Mapping[str, Any]) -> str:
-    """A certificate's exposure in words."""
-    seen = (f"{exposure['looks']} look(s) at these test rows by {exposure['procedures']} "
-            "procedure(s)")
-    if exposure["clean"]:
-        return f"{seen}: clean"
-    return f"{seen}: not clean: " + "; ".join(Exposure.from_json(exposure).problems())

@@ -11,7 +11,6 @@ a look at the test rows like any other, so it is recorded in the exposure file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from introspection_cli.certification.certificate import (
 from introspection_cli.certification.decision import Certification, decide
 from introspection_cli.certification.exposure_record import record_look, run_test_rows, test_look
 from introspection_cli.certification.state import assess_certificate, describe_change
-from introspection_cli.errors import ExitCode
+from introspection_cli.errors import CommandResult, ExitCode, exit_code_for
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_identity
 from introspection_cli.evaluation.plan import load_valid_recipe
@@ -37,8 +36,10 @@ from introspection_cli.evaluation.runner import (
 )
 from introspection_cli.recipe.model import Judge, Recipe
 from introspection_cli.recipe.selection import select_judges
+from introspection_cli.reporting.outputs import VerifyOutput
+from introspection_cli.reporting.registry import ReportKind, check_format, render
 from introspection_cli.workflows.certify import CertifySettings
-from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+from introspection_cli.workflows.judges_eval import provider_failure
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Verification:
 
 
 def verify_certificates(path: Path, options: EvalOptions, settings: CertifySettings, *,
-                        progress: ProgressCallback | None = None) -> EvalCommandResult:
+                        progress: ProgressCallback | None = None) -> CommandResult:
     """Verify the certificate of each chosen judge; exit 1 when a decision differs."""
     settings.check()
     recipe, warnings = load_valid_recipe(path, settings.judges)
@@ -60,14 +61,14 @@ def verify_certificates(path: Path, options: EvalOptions, settings: CertifySetti
                for judge in select_judges(recipe, settings.judges)]
     problems = [problem for result in results for problem in result.problems]
     problems += [f"warning: {warning}" for warning in warnings]
-    worst = max((result.exit_code for result in results), default=ExitCode.OK)
+    codes = {result.exit_code for result in results}
+    worst = exit_code_for(usage=ExitCode.USAGE in codes, service=ExitCode.SERVICE in codes,
+                          problems=ExitCode.PROBLEMS in codes)
     document: dict[str, Any] = {"judges": [result.data for result in results]} \
         if settings.every else results[0].data
-    if settings.fmt == "json":
-        stdout = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    else:
-        stdout = "".join(_text(result.data) for result in results)
-    return EvalCommandResult(stdout, worst, tuple(problems), document)
+    output = VerifyOutput(tuple(result.data for result in results), document)
+    stdout = render(ReportKind.VERIFY, check_format(ReportKind.VERIFY, settings.fmt), output)
+    return CommandResult(stdout, tuple(problems), worst)
 
 
 def _verify(recipe: Recipe, judge: Judge, options: EvalOptions,
@@ -143,18 +144,3 @@ def _data(name: str, certificate: Certificate, decision: Certification,
         "recorded": {"tpr": certificate.tpr.as_json(), "tnr": certificate.tnr.as_json()},
         "changed_outcomes": changed,
     }
-
-
-def _text(data: dict[str, Any]) -> str:
-    name = data["judge"]
-    if "decision" not in data:
-        return f"judge {name}: not verified: {data['reasons'][0]}\n"
-    same = data["rows"] - len(data["changed_outcomes"])
-    head = (f"judge {name} ({data['provider']}/{data['model']}, {data['samples']} sample(s)), "
-            f"split {data['split']}: {same} of {data['rows']} rows gave the recorded outcome")
-    rates = "; ".join(f"{rate} {data[rate]['value']:.3f} ({data[rate]['low']:.3f}–"
-                      f"{data[rate]['high']:.3f}), recorded {data['recorded'][rate]['value']:.3f}"
-                      for rate in ("tpr", "tnr") if data[rate] is not None)
-    verdict = ("verified: the recorded procedure certifies it again" if data["verified"]
-               else "not verified: the recorded procedure no longer certifies it")
-    return f"{head}\n  {rates}\n{verdict}\n"

@@ -23,12 +23,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from introspection_cli.errors import ConfigError
+from introspection_cli.errors import CommandResult, ConfigError
 from introspection_cli.evaluation.providers import API_KEY_ENV, BASE_URL_ENV, resolve_endpoint
+from introspection_cli.reporting.doctor_findings import DoctorReport, Finding
 from introspection_cli.runtime.credentials import mask_url
-from introspection_cli.workflows.doctor_findings import DoctorReport, Finding
 
 DISTRIBUTION = "introspection-cli"
+
+
+def doctor_command(environ: Mapping[str, str], fmt: str) -> CommandResult:
+    """``introspection doctor``: the findings to print; exit 1 when any needs fixing."""
+    from introspection_cli.reporting.registry import ReportKind, check_format, render
+
+    chosen = check_format(ReportKind.DOCTOR, fmt)
+    report = run_doctor(environ)
+    return CommandResult(render(ReportKind.DOCTOR, chosen, report), exit_code=report.exit_code)
 
 
 def run_doctor(environ: Mapping[str, str]) -> DoctorReport:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from introspection_cli.errors import ConfigError, ServiceError
+from introspection_cli.reporting.doctor_findings import Finding
 from introspection_cli.runtime.credentials import (
     TOKEN_ENV,
     URL_ENV,
@@ -24,7 +25,6 @@ from introspection_cli.runtime.credentials import (
     resolve_credentials,
 )
 from introspection_cli.runtime.interface import TokenRejected
-from introspection_cli.workflows.doctor_findings import Finding
 
 _LOGIN = "introspection login --url https://your-runtime.example"
 

@@ -16,13 +16,12 @@ configuration; 3 rows failed at the provider after retries.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.errors import CommandResult, ExitCode, UsageError, exit_code_for
 from introspection_cli.estimation.counts import EstimateRefused, ProductionCounts
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.plan import load_valid_recipe
@@ -30,8 +29,10 @@ from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SPLIT_ALIASES
+from introspection_cli.reporting.outputs import EstimateOutput
+from introspection_cli.reporting.registry import ReportKind, check_format, render
 from introspection_cli.workflows.estimate_calibration import CalibrationSource, calibration_for
-from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+from introspection_cli.workflows.judges_eval import provider_failure
 
 if TYPE_CHECKING:
     from introspection_cli.evaluation.batch import BatchEvents
@@ -75,8 +76,7 @@ class EstimateSettings:
         if self.split is not None and self.split not in (*REPORT_SPLITS, *SPLIT_ALIASES):
             raise UsageError(f"unknown --split {self.split!r}; use one of: "
                              f"{', '.join(REPORT_SPLITS)} (all is taken as scored)")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
+        check_format(ReportKind.ESTIMATE, self.fmt)
 
     def _check_design(self) -> None:
         if self.design is None:
@@ -101,7 +101,7 @@ class EstimateSettings:
 
 def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings, *,
                    progress: ProgressCallback | None = None,
-                   batch_events: BatchEvents | None = None) -> EvalCommandResult:
+                   batch_events: BatchEvents | None = None) -> CommandResult:
     """Run ``judges estimate``: the estimate to print, and the exit code."""
     settings.check()
     if settings.design == "random":
@@ -117,7 +117,7 @@ def estimate_judge(path: Path, options: EvalOptions, settings: EstimateSettings,
 
 def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
              progress: ProgressCallback | None,
-             batch_events: BatchEvents | None) -> EvalCommandResult:
+             batch_events: BatchEvents | None) -> CommandResult:
     """The corrected pass rate (:mod:`introspection_cli.estimation.threeway`)."""
     from introspection_cli.estimation import threeway
 
@@ -147,7 +147,7 @@ def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
             raise
         # Why there is too little to count (rows failed at the provider, rows rejected)
         # decides the exit code, and is said first.
-        return EvalCommandResult("", exit_code, (*problems, str(refusal)))
+        return CommandResult("", (*problems, str(refusal)), exit_code)
     notes = [*warnings, *calibration.warnings, *corrected.notes]
     if corrected.misfit.misfit:
         misfit = _misfit_sentence(corrected.misfit.residual, corrected.misfit.threshold)
@@ -156,12 +156,9 @@ def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
                                   "or pass --allow-misfit to see the estimate anyway")
         notes.insert(0, misfit + " (shown because of --allow-misfit)")
     payload = _payload(judge, calibration, production, observed, corrected)
-    from introspection_cli.workflows.estimate_render import render_correction
-
-    text = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n" if settings.fmt == "json"
-            else render_correction(payload, gated_judge=judge.gate is not None))
-    return EvalCommandResult(text, exit_code,
-                             (*problems, *(f"warning: {note}" for note in notes)), payload)
+    text = render(ReportKind.ESTIMATE, check_format(ReportKind.ESTIMATE, settings.fmt),
+                  EstimateOutput(payload, gated_judge=judge.gate is not None))
+    return CommandResult(text, (*problems, *(f"warning: {note}" for note in notes)), exit_code)
 
 
 def _misfit_sentence(residual: float, threshold: float) -> str:
@@ -203,17 +200,15 @@ def _observed_on_rows(recipe: Path, judge: Judge, rows_file: Path, options: Eval
     (run,) = result.run.judges
     outcomes = Counter(row.outcome for row in run.rows)
     problems = []
-    code = ExitCode.OK
     if run.rejected:
         lines = sorted({rejected.line for rejected in run.rejected})
         problems.append(f"{len(lines)} row(s) of {rows_file} rejected (lines "
                         f"{', '.join(map(str, lines[:10]))}{', ...' if len(lines) > 10 else ''})"
                         "; they are left out")
-        code = ExitCode.PROBLEMS
     failed, failures = provider_failure(result)
+    code = exit_code_for(problems=bool(run.rejected)) if failed is None else failed
     if failed is not None:
         problems += [*failures, "those rows are left out of the observed rate"]
-        code = failed
     production = ProductionCounts(outcomes["pass"], outcomes["fail"],
                                   outcomes["not_applicable"], outcomes["gated"],
                                   outcomes["error"])

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.errors import CommandResult, ExitCode, UsageError, exit_code_for
 from introspection_cli.estimation.counts import EstimateRefused
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.plan import load_valid_recipe
@@ -29,7 +29,7 @@ from introspection_cli.evaluation.runner import EvalOptions, ProgressCallback
 from introspection_cli.recipe.model import Judge
 from introspection_cli.recipe.selection import named_judge
 from introspection_cli.statistics import Interval, homogeneity_test, wilson_interval
-from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
+from introspection_cli.workflows.judges_eval import provider_failure
 
 if TYPE_CHECKING:
     from introspection_cli.estimation.ppi import RateEstimate, Stratum
@@ -54,7 +54,7 @@ class ScoredRow:
 def estimate_random_design(path: Path, options: EvalOptions, rows_file: Path, *, judge_name: str,
                            by_gate: bool, segment: str | None, fmt: str,
                            progress: ProgressCallback | None = None,
-                           batch_events: BatchEvents | None = None) -> EvalCommandResult:
+                           batch_events: BatchEvents | None = None) -> CommandResult:
     """Run the judge over ``rows_file`` and estimate θ by PPI++ (or refuse, saying why)."""
     recipe, warnings = load_valid_recipe(path, [judge_name])
     judge = named_judge(recipe, judge_name)
@@ -65,14 +65,13 @@ def estimate_random_design(path: Path, options: EvalOptions, rows_file: Path, *,
     except EstimateRefused as refusal:
         if code == ExitCode.OK:
             raise
-        return EvalCommandResult("", code, (*problems, str(refusal)))
+        return CommandResult("", (*problems, str(refusal)), code)
     notes = [*warnings, *payload["notes"]]
-    from introspection_cli.workflows.estimate_render import render_random_design
+    from introspection_cli.reporting.registry import ReportKind, check_format, render
 
-    text = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n" if fmt == "json"
-            else render_random_design(payload))
-    return EvalCommandResult(text, code, (*problems, *(f"warning: {n}" for n in notes)),
-                             payload)
+    text = render(ReportKind.ESTIMATE_RANDOM, check_format(ReportKind.ESTIMATE_RANDOM, fmt),
+                  payload)
+    return CommandResult(text, (*problems, *(f"warning: {n}" for n in notes)), code)
 
 
 def _score_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOptions,
@@ -99,14 +98,12 @@ def _score_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOption
             name = _segment_value(source.judge_input, key) if key else "all"
         rows.append(ScoredRow(source.expected, row.outcome, name))
     problems: list[str] = []
-    code = ExitCode.OK
     if run.rejected:
         problems.append(f"{len(run.rejected)} row(s) of {rows_file} rejected; they are left out")
-        code = ExitCode.PROBLEMS
     failed, failures = provider_failure(result)
+    code = exit_code_for(problems=bool(run.rejected)) if failed is None else failed
     if failed is not None:
         problems += [*failures, "those rows are left out of the estimate"]
-        code = failed
     return rows, len(run.rejected), problems, code
 
 

@@ -14,43 +14,35 @@ import contextlib
 import os
 import shlex
 import stat
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
-from introspection_cli.errors import UsageError
+from introspection_cli.errors import CommandResult, UsageError
 from introspection_cli.fsutil import atomic_create_bytes, kind_of, path_problem
 from introspection_cli.workflows.scaffold_files import GATED_JUDGE, SCAFFOLD, ScaffoldFile
 
 
-@dataclass(frozen=True, slots=True)
-class InitResult:
-    """The recipe ``init`` wrote, for the summary it prints."""
-
-    directory: Path
-    files: tuple[ScaffoldFile, ...]
-
-    @property
-    def stdout(self) -> str:
-        """The files written, then the next three commands: log in, export, label."""
-        width = max(len(f.path) for f in self.files)
-        listing = [f"  {f.path:<{width}}  {f.about}" for f in self.files]
-        calibration = self.directory / f"judges/{GATED_JUDGE}.calibration.jsonl"
-        recipe = "" if str(self.directory) == "." else f" {shlex.quote(str(self.directory))}"
-        return "\n".join([
-            f"Created a recipe in {self.directory}:", *listing,
-            f"`introspection check{recipe}` passes on it.",
-            "",
-            "Next: log in to your runtime, export conversations into the gated judge's",
-            "calibration file (ids.txt holds their ids, one per line), and label them:",
-            "",
-            "  introspection login --url https://your-runtime.example",
-            "  introspection conversations get --ids-file ids.txt --judge-fixtures "
-            f"--format json --append-to {shlex.quote(str(calibration))}",
-            f"  introspection judges label{recipe} --judge {GATED_JUDGE}",
-        ]) + "\n"
+def summary(directory: Path, files: Sequence[ScaffoldFile]) -> str:
+    """The files written, then the next three commands: log in, export, label."""
+    width = max(len(f.path) for f in files)
+    listing = [f"  {f.path:<{width}}  {f.about}" for f in files]
+    calibration = directory / f"judges/{GATED_JUDGE}.calibration.jsonl"
+    recipe = "" if str(directory) == "." else f" {shlex.quote(str(directory))}"
+    return "\n".join([
+        f"Created a recipe in {directory}:", *listing,
+        f"`introspection check{recipe}` passes on it.",
+        "",
+        "Next: log in to your runtime, export conversations into the gated judge's",
+        "calibration file (ids.txt holds their ids, one per line), and label them:",
+        "",
+        "  introspection login --url https://your-runtime.example",
+        "  introspection conversations get --ids-file ids.txt --judge-fixtures "
+        f"--format json --append-to {shlex.quote(str(calibration))}",
+        f"  introspection judges label{recipe} --judge {GATED_JUDGE}",
+    ]) + "\n"
 
 
-def init_recipe(directory: Path) -> InitResult:
+def init_recipe(directory: Path) -> CommandResult:
     """Write :data:`SCAFFOLD` into ``directory`` (created if missing).
 
     Raises :class:`UsageError` (exit 2), having written nothing, when any file
@@ -69,7 +61,7 @@ def init_recipe(directory: Path) -> InitResult:
         where = exc.filename or directory
         raise UsageError(f"cannot write {where} ({path_problem(exc)}); nothing was "
                          "written") from None
-    return InitResult(directory, SCAFFOLD)
+    return CommandResult(summary(directory, SCAFFOLD))
 
 
 def _refuse_collisions(directory: Path) -> None:

@@ -26,14 +26,14 @@ from typing import Any
 
 from introspection_cli.certification.bounds import WILSON, BoundMethod
 from introspection_cli.certification.power import PLAN_POWER, describe_plan, labels_to_collect
-from introspection_cli.errors import UsageError
+from introspection_cli.errors import CommandResult, UsageError, exit_code_for
+from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.recipe.model import Judge
 from introspection_cli.workflows.status import (
     PLANNED,
     DevFigures,
     Plan,
     RowCounts,
-    StatusResult,
     count_rows,
     dev_figures,
     make_plan,
@@ -121,8 +121,7 @@ class PlanSettings:
                             ("--bar", self.bar), ("--power", self.power)):
             if not (math.isfinite(value) and 0 < value < 1):
                 raise UsageError(f"{flag} {value:g} must be a number above 0 and below 1")
-        if self.fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
+        parse_format(self.fmt, TEXT_OR_JSON)
 
 
 @dataclass(frozen=True)
@@ -221,7 +220,7 @@ def _tokens_per_call(judge: Judge, rows: Sequence[Any]) -> tuple[tuple[float, fl
 
 
 def plan_command(path: Path, settings: PlanSettings, *,
-                 cache_dir: Path | None = None) -> StatusResult:
+                 cache_dir: Path | None = None) -> CommandResult:
     """``judges plan``: the plan to print; exit 1 when rows of the file are rejected."""
     from introspection_cli.evaluation.cache_dir import default_cache_dir
     from introspection_cli.recipe.selection import load_valid_recipe, select_judges
@@ -237,8 +236,8 @@ def plan_command(path: Path, settings: PlanSettings, *,
         if settings.fmt == "json" else plan_text(planned)
     problems = [f"judge {judge.name}: {planned.rejected} calibration row(s) rejected; "
                 f"`introspection check {path}` lists them"] if planned.rejected else []
-    return StatusResult(stdout, 1 if problems else 0,
-                        (*problems, *(f"warning: {warning}" for warning in warnings)))
+    return CommandResult(stdout, (*problems, *(f"warning: {warning}" for warning in warnings)),
+                         exit_code_for(problems=bool(problems)))
 
 
 def plan_text(planned: CertificationPlan) -> str:

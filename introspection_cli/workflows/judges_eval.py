@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from introspection_cli.errors import ExitCode, UsageError
+from introspection_cli.errors import CommandResult, ExitCode, UsageError, exit_code_for
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.ledger import open_ledger, record_run
 from introspection_cli.evaluation.outcomes import EvalRun
@@ -36,19 +36,18 @@ from introspection_cli.evaluation.runner import (
     ProgressCallback,
     run_eval,
 )
+from introspection_cli.formats import Format
 from introspection_cli.fsutil import check_output_target
-from introspection_cli.pricing import PriceTable, finite_cost, load_prices
+from introspection_cli.pricing import load_prices
 from introspection_cli.provenance import git_state
-from introspection_cli.reporting.formats import render_report
-from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
+from introspection_cli.reporting.assemble import assemble_report
+from introspection_cli.reporting.gates import GateSettings, gate_failures
 from introspection_cli.reporting.model import (
     Provenance,
-    build_report,
-    usage_json,
     write_report,
     write_report_text,
 )
-from introspection_cli.reporting.model_comparison import add_model_comparisons
+from introspection_cli.reporting.registry import ReportKind, render
 
 if TYPE_CHECKING:  # the batch package is imported only by a --batch run, the baseline
     # code only with --baseline
@@ -64,7 +63,7 @@ DEFAULT_SPLITS = ("train", "dev", "unsplit")
 class ReportSettings:
     """How to present the run and what it must reach."""
 
-    fmt: str = "text"
+    fmt: Format = Format.TEXT
     output: Path | None = None
     #: JUnit XML (``--junit``) and the HTML page (``--html``), written like ``output``.
     junit: Path | None = None
@@ -72,15 +71,6 @@ class ReportSettings:
     baseline: Path | None = None
     gates: GateSettings = field(default_factory=GateSettings)
     color: bool = False
-
-
-@dataclass(frozen=True)
-class EvalCommandResult:
-    stdout: str
-    exit_code: ExitCode
-    #: Why the exit code is not 0, one line each (for stderr).
-    problems: tuple[str, ...] = field(default_factory=tuple)
-    report: dict[str, Any] = field(default_factory=dict)
 
 
 def model_choices(models: Sequence[str], provider: str | None
@@ -120,7 +110,7 @@ def evaluation_splits(requested: Sequence[str], threshold_split: str) -> tuple[s
 
 def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, *,
                     progress: ProgressCallback | None = None,
-                    batch_events: BatchEvents | None = None) -> EvalCommandResult:
+                    batch_events: BatchEvents | None = None) -> CommandResult:
     """Run ``judges eval`` on the recipe at ``path``: the report to print and the exit code."""
     recipe, recipe_warnings = load_valid_recipe(path, options.judges)
     # Check everything that can fail cheaply before any model call costs money.
@@ -135,14 +125,9 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     options = replace(options, splits=evaluation_splits(options.splits, settings.gates.split))
     result = run_eval(recipe, options, progress=progress, batch_events=batch_events)
     ledger_warnings = record_evaluations(result.run, options, recipe)
-    report = build_report(result.run, Provenance(git=git_state(path)))
-    add_rater_ceilings(report, recipe)
-    gates = evaluate_gates(report, settings.gates)
-    report["gates"] = [gate.as_json() for gate in gates]
-    batch = options.batch is not None
-    add_costs(report, result.run, prices, batch=batch)
-    add_model_comparisons(report, price=lambda provider, model, usage: prices.cost(
-        provider, model, usage, batch=batch))
+    report, gates = assemble_report(result.run, Provenance(git=git_state(path)), settings.gates,
+                                    prices=prices, batch=options.batch is not None,
+                                    raters=rater_ceilings(recipe, result.run))
     comparison = transcripts = None
     if baseline is not None:
         from introspection_cli.reporting.baseline import compare_with_baseline
@@ -154,25 +139,24 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
         transcripts = shown_transcripts(recipe, report)
     problems = _write_report_files(settings, report, comparison, transcripts)
     output_failed = bool(problems)
-    stdout = render_report(report, settings.fmt, color=settings.color, comparison=comparison)
+    stdout = render(ReportKind.EVAL, settings.fmt, report, color=settings.color,
+                    comparison=comparison)
     problems += _run_problems(result)
     problems += gate_failures(report, gates)
     warnings = [*recipe_warnings, *ledger_warnings, *result.warnings]
     if result.cache_write_failures:
         warnings.append(f"{result.cache_write_failures} verdict(s) could not be written to "
                         "the cache")
-    exit_code = (ExitCode.USAGE if output_failed or result.refused
-                 else ExitCode.SERVICE if result.service_failures
-                 else ExitCode.PROBLEMS if problems
-                 else ExitCode.OK)
+    exit_code = exit_code_for(usage=output_failed or bool(result.refused),
+                              service=bool(result.service_failures), problems=bool(problems))
     problems += [f"warning: {warning}" for warning in warnings]
-    return EvalCommandResult(stdout, exit_code, tuple(problems), report)
+    return CommandResult(stdout, tuple(problems), exit_code)
 
 
-def _report_files(settings: ReportSettings) -> list[tuple[str, Path, str]]:
+def _report_files(settings: ReportSettings) -> list[tuple[str, Path, Format]]:
     """(flag, path, format) of every file the report is written to."""
-    files = (("--output", settings.output, "json"), ("--junit", settings.junit, "junit"),
-             ("--html", settings.html, "html"))
+    files = (("--output", settings.output, Format.JSON), ("--junit", settings.junit, Format.JUNIT),
+             ("--html", settings.html, Format.HTML))
     return [(flag, path, fmt) for flag, path, fmt in files if path is not None]
 
 
@@ -196,11 +180,11 @@ def _write_report_files(settings: ReportSettings, report: dict[str, Any],
     problems = []
     for flag, path, fmt in _report_files(settings):
         try:
-            if fmt == "json":
+            if fmt is Format.JSON:
                 write_report(path, report)
             else:
-                write_report_text(path, render_report(report, fmt, comparison=comparison,
-                                                      transcripts=transcripts))
+                write_report_text(path, render(ReportKind.EVAL, fmt, report,
+                                               comparison=comparison, transcripts=transcripts))
         except OSError as exc:  # checked before the run, so it changed meanwhile
             problems.append(f"cannot write {flag} {path} ({exc.strerror or type(exc).__name__})"
                             + ("; the report is on stdout only" if flag == "--output" else ""))
@@ -251,43 +235,21 @@ def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
     when it refused requests as wrong, 3 when rows failed after retries; None when neither."""
     problems = [p for p in _run_problems(result) if p not in _rejection_problems(
         result.run.judges)]
-    if result.refused:
-        return ExitCode.USAGE, problems
-    if result.service_failures:
-        return ExitCode.SERVICE, problems
-    return None, []
-def add_rater_ceilings(report: dict[str, Any], recipe: Recipe) -> None:
-    """Each judge with an annotations file gets ``raters``: how much its raters agree, the
-    ceiling its own agreement is read against."""
+    if not (result.refused or result.service_failures):
+        return None, []
+    return exit_code_for(usage=bool(result.refused), service=True), problems
+def rater_ceilings(recipe: Recipe, run: EvalRun) -> dict[str, dict[str, Any]]:
+    """Judge name -> its raters' agreement, the ceiling its own agreement is read against,
+    for each judge of ``run`` with an annotations file."""
     from introspection_cli.workflows.agree import ceiling_json
 
-    for entry in report["judges"]:
-        judge = recipe.judges.get(entry["name"])
+    ceilings = {}
+    for name in dict.fromkeys(judge.name for judge in run.judges):
+        judge = recipe.judges.get(name)
         ceiling = ceiling_json(judge) if judge is not None else None
         if ceiling is not None:
-            entry["raters"] = ceiling
-
-
-def add_costs(report: dict[str, Any], run: EvalRun, prices: PriceTable, *,
-              batch: bool) -> None:
-    """Fill in the report's ``cost`` figures from the price table: each judge's usage
-    (with several models) and the run's, which is null unless every model that used
-    tokens has a price."""
-    total: float | None = 0.0
-    entries = {(judge["name"], entry["provider"], entry["model"]): entry
-               for judge in report["judges"] for entry in (judge, *judge.get("models", ()))}
-    for judge in run.judges:
-        usage = usage_json(judge.usage)
-        cost = prices.cost(judge.provider, judge.model, usage, batch=batch)
-        entry = entries.get((judge.name, judge.provider, judge.model))
-        if entry is not None and "usage" in entry:
-            entry["usage"]["cost"] = cost
-        if cost is None and (usage["input_tokens"] or usage["output_tokens"]):
-            total = None
-        elif total is not None and cost is not None:
-            total += cost
-    report["usage"]["cost"] = (finite_cost(total, "the run's cost")
-                               if prices.prices and total is not None else None)
+            ceilings[name] = ceiling
+    return ceilings
 
 
 def _run_problems(result: EvalResult) -> list[str]:

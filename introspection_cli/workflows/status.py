@@ -310,9 +310,3 @@ def _or_raise(looks: list[Look] | None, problem: str | None) -> list[Look]:
 def recipe_status(judges: Sequence[Judge], ledger: Ledger, bar: float) -> list[JudgeStatus]:
     return [judge_status(judge, ledger, bar) for judge in judges]
 
-
-@dataclass(frozen=True)
-class StatusResult:
-    stdout: str
-    exit_code: int
-    problems: tuple[str, ...] = ()

@@ -100,7 +100,7 @@ def test_github_format_folds_repeats_like_text_and_json_keeps_them_all() -> None
 
 def test_repeats_fold_per_code_and_file_not_across_them(tmp_path: Path) -> None:
     from introspection_cli.diagnostics import warning
-    from introspection_cli.reporters.check_report import More, collapsed
+    from introspection_cli.reporting.render_check import More, collapsed
 
     diagnostics = sorted([warning("a", n, 1, "x", "m") for n in range(1, 6)]
                          + [warning("a", n, 1, "y", "m") for n in range(1, 4)]

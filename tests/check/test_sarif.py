@@ -125,13 +125,13 @@ def test_rule_help_is_the_docs_own_words() -> None:
     assert spec is not None and spec.loader is not None
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    generated = (REPO / "introspection_cli" / "reporters" / "rule_help.py").read_text()
+    generated = (REPO / "introspection_cli" / "reporting" / "rule_help.py").read_text()
     assert generated == tool.render(), "run python fixtures/tools/make_rule_help.py"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_every_code_a_case_expects_has_a_rule(case: Path) -> None:
-    from introspection_cli.reporters.rule_help import RULE_HELP
+    from introspection_cli.reporting.rule_help import RULE_HELP
 
     for diagnostic in json.loads((case / "expected.json").read_text())["diagnostics"]:
         assert RULE_HELP[diagnostic["code"]][0] == diagnostic["severity"], diagnostic

@@ -10,10 +10,11 @@ import pytest
 
 from introspection_cli.errors import DataError, ExitCode, UsageError
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
+from introspection_cli.formats import Format
 from introspection_cli.reporting.baseline import compare_with_baseline, load_baseline
-from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.metrics import REPORT_SPLITS
 from introspection_cli.reporting.model import build_report, write_report
+from introspection_cli.reporting.registry import ReportKind, render
 from introspection_cli.reporting.render_markdown import render_markdown
 from introspection_cli.reporting.render_text import render_comparison_text
 
@@ -195,7 +196,7 @@ def test_comparison_text_shows_deltas_changed_rows_and_p_value() -> None:
 def test_comparison_goes_into_text_and_markdown_reports() -> None:
     after, before = make_report(AFTER), make_report(BEFORE)
     comparison = compare_with_baseline(after, before)
-    text = render_report(after, "text", comparison=comparison)
+    text = render(ReportKind.EVAL, Format.TEXT, after, comparison=comparison)
     assert "compared with baseline" in text
     markdown = render_markdown(after, comparison=comparison)
     assert "### Compared with baseline" in markdown
@@ -203,7 +204,7 @@ def test_comparison_goes_into_text_and_markdown_reports() -> None:
     assert "- line 8 new: only in this run" in markdown
     assert "| 2 | c2 | pass | fail | pass |" in markdown
     # The JSON report stays exactly SPEC §3.2: no comparison inside it.
-    assert json.loads(render_report(after, "json", comparison=comparison)) == after
+    assert json.loads(render(ReportKind.EVAL, Format.JSON, after, comparison=comparison)) == after
 
 
 def test_significant_change_is_called_unlikely_to_be_chance() -> None:

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
-from introspection_cli.reporting.formats import render_report
+from introspection_cli.formats import Format
 from introspection_cli.reporting.formatting import LISTED_ROWS, disagreements
 from introspection_cli.reporting.model import build_report
+from introspection_cli.reporting.registry import ReportKind, render
 
 ROWS = 5000
 DISAGREEING = 506
@@ -64,7 +65,7 @@ def test_the_report_has_the_rows_the_tests_expect() -> None:
 
 
 def test_text_lists_the_first_disagreements_and_says_how_many_more_and_where() -> None:
-    text = render_report(_report(), "text")
+    text = render(ReportKind.EVAL, Format.TEXT, _report())
     section = _section(text, "disagreements", "billing")
     assert section[0] == f"  disagreements ({DISAGREEING})"
     listed = [line for line in section if re.match(r"    line \d+ ", line)]
@@ -80,7 +81,7 @@ def test_text_lists_the_first_disagreements_and_says_how_many_more_and_where() -
 
 
 def test_errors_have_their_own_cap_and_line() -> None:
-    section = _section(render_report(_report(), "text"), "errors", "billing")
+    section = _section(render(ReportKind.EVAL, Format.TEXT, _report()), "errors", "billing")
     assert section[0] == f"  errors ({ERRORS})"
     assert len([line for line in section if line.startswith("    line ")]) == 20
     assert section[-1] == (f"    … {ERRORS - 20} more errors not listed: see --html FILE or "
@@ -89,7 +90,7 @@ def test_errors_have_their_own_cap_and_line() -> None:
 
 @pytest.mark.parametrize(("count", "more"), [(20, None), (21, 1)])
 def test_the_line_appears_only_when_rows_are_left_out(count: int, more: int | None) -> None:
-    section = _section(render_report(_report(disagreeing=count), "text"), "disagreements",
+    section = _section(render(ReportKind.EVAL, Format.TEXT, _report(disagreeing=count)), "disagreements",
                        "billing")
     listed = [line for line in section if line.startswith("    line ")]
     assert len(listed) == 20
@@ -97,7 +98,7 @@ def test_the_line_appears_only_when_rows_are_left_out(count: int, more: int | No
 
 
 def test_a_short_list_is_listed_whole() -> None:
-    section = _section(render_report(_report(), "text"), "disagreements", "refunds")
+    section = _section(render(ReportKind.EVAL, Format.TEXT, _report()), "disagreements", "refunds")
     assert section[0] == "  disagreements (3)"
     assert [line.split()[2] for line in section if line.startswith("    line ")] == [
         "other_1:", "other_2:", "other_3:"]
@@ -105,7 +106,7 @@ def test_a_short_list_is_listed_whole() -> None:
 
 
 def test_markdown_lists_as_many_and_says_where_the_rest_are() -> None:
-    markdown = render_report(_report(), "markdown")
+    markdown = render(ReportKind.EVAL, Format.MARKDOWN, _report())
     billing = markdown.split("### `billing`", 1)[1].split("### `refunds`", 1)[0]
     rows = re.findall(r"^\| (\d+) \| conv_\d+ \| pass \| fail \|", billing, re.M)
     assert len(rows) == 20 and rows[0] == "9"
@@ -119,7 +120,7 @@ def test_markdown_lists_as_many_and_says_where_the_rest_are() -> None:
 
 
 def test_json_keeps_every_row() -> None:
-    report = json.loads(render_report(_report(), "json"))
+    report = json.loads(render(ReportKind.EVAL, Format.JSON, _report()))
     rows = report["judges"][0]["rows"]
     assert len(rows) == ROWS
     assert len(disagreements(rows)) == DISAGREEING

@@ -25,8 +25,8 @@ from introspection_cli.evaluation.outcomes import (
     RowOutcome,
     Usage,
 )
+from introspection_cli.formats import Format
 from introspection_cli.provenance import GitState
-from introspection_cli.reporting.formats import render_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates
 from introspection_cli.reporting.metrics import REPORT_SPLITS
 from introspection_cli.reporting.model import (
@@ -36,6 +36,7 @@ from introspection_cli.reporting.model import (
     report_json,
     write_report,
 )
+from introspection_cli.reporting.registry import ReportKind, check_format, render
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "eval-report.schema.json"
 
@@ -263,12 +264,15 @@ def test_schema_rejects_mutated_report(mutate: Callable[[dict[str, Any]], None])
 
 def test_render_report_json_is_the_report() -> None:
     report = build_report(sample_run())
-    assert json.loads(render_report(report, "json")) == report
+    assert json.loads(render(ReportKind.EVAL, Format.JSON, report)) == report
 
 
-def test_render_report_rejects_unknown_format() -> None:
-    with pytest.raises(UsageError, match="text, json, markdown"):
-        render_report(build_report(sample_run()), "yaml")
+def test_the_eval_format_is_checked_against_the_formats_it_prints() -> None:
+    with pytest.raises(UsageError, match=r"unknown format 'yaml'; use one of: text, json, "
+                                         r"markdown$"):
+        check_format(ReportKind.EVAL, "yaml")
+    with pytest.raises(UsageError, match="use one of: text, json, markdown"):
+        check_format(ReportKind.EVAL, "junit")  # a file's format, never stdout's
 
 
 def test_needed_tokens_sum_the_known_rows_and_count_the_unknown_ones() -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RejectedRow, RowOutcome, Usage
-from introspection_cli.reporting.formats import render_report
+from introspection_cli.formats import Format
 from introspection_cli.reporting.formatting import REASONING_LIMIT, clean
 from introspection_cli.reporting.model import build_report
+from introspection_cli.reporting.registry import ReportKind, render
 from introspection_cli.reporting.render_markdown import FOLD_AFTER, render_markdown
 from introspection_cli.reporting.render_text import render_text
 
@@ -140,9 +141,9 @@ def test_markdown_folds_long_lists() -> None:
 
 def test_render_report_dispatches_to_text_and_markdown() -> None:
     data = report()
-    assert render_report(data, "text") == render_text(data, color=False)
-    assert render_report(data, "text", color=True) == render_text(data, color=True)
-    assert render_report(data, "markdown") == render_markdown(data)
+    assert render(ReportKind.EVAL, Format.TEXT, data) == render_text(data, color=False)
+    assert render(ReportKind.EVAL, Format.TEXT, data, color=True) == render_text(data, color=True)
+    assert render(ReportKind.EVAL, Format.MARKDOWN, data) == render_markdown(data)
 
 
 def test_bidi_overrides_are_stripped_from_untrusted_text() -> None:
@@ -166,9 +167,9 @@ def test_the_unstable_column_appears_only_with_several_samples() -> None:
     assert single["samples"] == 1 and several["samples"] == 3
     # The JSON keeps the count either way (documented as meaningful with --samples > 1).
     assert single["judges"][0]["splits"]["dev"]["unstable"] == 0
-    for render in (lambda r: render_text(r, color=False), render_markdown, render_html):
-        assert "unstable" not in render(single)
-        assert "unstable" in render(several)
+    for render_one in (lambda r: render_text(r, color=False), render_markdown, render_html):
+        assert "unstable" not in render_one(single)
+        assert "unstable" in render_one(several)
 
 
 # --- a bound at the end of the scale is marked ------------------------------------------

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from introspection_cli.errors import CommandResult
 from introspection_cli.labelling.app.blinds import Blinds
 from introspection_cli.labelling.app.judgefile import JudgeFile
 from introspection_cli.labelling.app.session import LabelSession, QueueMode
 from introspection_cli.labelling.calibration import CalibrationLine
-from introspection_cli.labelling.result import CommandResult
 from introspection_cli.recipe.model import Judge
 
 

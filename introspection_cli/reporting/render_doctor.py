@@ -1,10 +1,9 @@
-"""Reporters for ``introspection doctor``: text and JSON."""
+"""``introspection doctor``'s text (its JSON is the report's document,
+:mod:`.render_document`)."""
 
 from __future__ import annotations
 
-import json
-
-from introspection_cli.workflows.doctor_findings import DoctorReport
+from introspection_cli.reporting.doctor_findings import DoctorReport
 
 _WIDTH = max(len("problem"), len("note"), len("ok"))
 
@@ -25,8 +24,3 @@ def render_doctor_text(report: DoctorReport) -> str:
               f"{'them' if count > 1 else 'it'} as said above, then run `introspection "
               "doctor` again"]
     return "\n".join(lines) + "\n"
-
-
-def render_doctor_json(report: DoctorReport) -> str:
-    """``{"ok", "problems", "findings": [{"topic", "status", "detail", "fix", "facts"}]}``."""
-    return json.dumps(report.as_json(), indent=2, ensure_ascii=False) + "\n"

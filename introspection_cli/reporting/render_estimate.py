@@ -1,14 +1,19 @@
-"""``judges estimate``'s text output (its JSON is the payload itself)."""
+"""``judges estimate``'s text: the corrected rate, or the PPI++ estimate of a random design
+(their JSON is the payload itself)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from introspection_cli.reporting.outputs import EstimateOutput
 
 _OUTCOMES = ("pass", "fail", "not_applicable", "gated", "error")
 
 
-def render_correction(payload: dict[str, Any], *, gated_judge: bool) -> str:
+def correction_text(output: EstimateOutput) -> str:
     """The corrected pass rate as text: the calibration, production, θ and φ, the caveats."""
+    payload, gated_judge = output.payload, output.gated_judge
     calibration, observed, corrected = (payload["calibration"], payload["observed"],
                                         payload["corrected"])
     lines = [f"judge {payload['judge']}", f"  fingerprint {payload['fingerprint']}",
@@ -63,7 +68,7 @@ def _interval(interval: dict[str, float]) -> str:
             f"{interval['high']:.3f})")
 
 
-def render_random_design(payload: dict[str, Any]) -> str:
+def random_design_text(payload: Mapping[str, Any]) -> str:
     """The PPI++ estimate as text: the rows, the design check, θ beside the labels' own."""
     rows, check = payload["rows"], payload["design_check"]
     lines = [f"judge {payload['judge']}", f"  fingerprint {payload['fingerprint']}",
@@ -83,12 +88,12 @@ def render_random_design(payload: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _mix(rows: dict[str, Any], what: str) -> str:
+def _mix(rows: Mapping[str, Any], what: str) -> str:
     counts = rows["outcomes"]
     return f"{rows['rows']} {what} (" + ", ".join(f"{counts[o]} {o}" for o in _OUTCOMES) + ")"
 
 
-def _ppi_lines(summary: dict[str, Any], indent: str) -> list[str]:
+def _ppi_lines(summary: Mapping[str, Any], indent: str) -> list[str]:
     labels_only = summary["labels_only"]
     alone = (f"{indent}labels alone: {_interval(labels_only)} over {labels_only['n']} rows "
              "labelled pass or fail" if labels_only else f"{indent}labels alone: —")

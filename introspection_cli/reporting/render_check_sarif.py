@@ -21,7 +21,8 @@ from urllib.parse import quote
 from introspection_cli import __version__
 from introspection_cli.diagnostics import Diagnostic
 from introspection_cli.recipe.checker import RecipeResult
-from introspection_cli.reporters.rule_help import RULE_HELP
+from introspection_cli.reporting.render_check import encodable
+from introspection_cli.reporting.rule_help import RULE_HELP
 
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                 "sarif-schema-2.1.0.json")
@@ -83,3 +84,11 @@ def _artifact(path: str) -> dict[str, str]:
     if os.path.isabs(path):
         return {"uri": Path(path).as_uri()}
     return {"uri": quote(PurePosixPath(Path(path)).as_posix()), "uriBaseId": SOURCE_ROOT}
+
+
+def _sarif(results: Sequence[RecipeResult], *, color: bool = False) -> str:
+    return render_sarif(results)
+
+
+#: The renderer the registry names: SARIF with lone surrogates escaped, as check's others.
+check_sarif = encodable(_sarif)

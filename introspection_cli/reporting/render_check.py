@@ -1,9 +1,10 @@
-"""Reporters for ``introspection check``: text, json, github and sarif, picked by name.
+"""``introspection check``'s renderers: text, json and github (sarif in
+:mod:`.render_check_sarif`), picked by :mod:`.registry`.
 
 Text and GitHub output are read by people: one slip repeated on every row of a
 calibration file must not bury the rest, so they show at most
 :data:`REPEATS_SHOWN` diagnostics of one code per file and then one
-``… and N more (code)`` line. JSON and SARIF (:mod:`check_sarif`) are read by
+``… and N more (code)`` line. JSON and SARIF are read by
 programs and keep every diagnostic.
 """
 
@@ -158,13 +159,7 @@ def render_github(results: Sequence[RecipeResult], *, color: bool = False) -> st
     return "\n".join(lines) + "\n"
 
 
-def _render_sarif(results: Sequence[RecipeResult], *, color: bool = False) -> str:
-    from introspection_cli.reporters.check_sarif import render_sarif  # only when asked for
-
-    return render_sarif(results)
-
-
-def _encodable(render: Callable[..., str]) -> Callable[..., str]:
+def encodable(render: Callable[..., str]) -> Callable[..., str]:
     """``render`` with lone surrogates written as ``\\udXXX`` escapes.
 
     Messages quote the user's data, and a calibration row may hold a lone
@@ -176,9 +171,7 @@ def _encodable(render: Callable[..., str]) -> Callable[..., str]:
     return wrapped
 
 
-REPORTERS: dict[str, Callable[..., str]] = {
-    "text": _encodable(render_text),
-    "json": _encodable(render_json),
-    "github": _encodable(render_github),
-    "sarif": _encodable(_render_sarif),
-}
+#: The renderers the registry names (SARIF's is in :mod:`.render_check_sarif`).
+check_text = encodable(render_text)
+check_json = encodable(render_json)
+check_github = encodable(render_github)

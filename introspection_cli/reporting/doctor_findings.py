@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from introspection_cli.errors import ExitCode
+from introspection_cli.errors import ExitCode, exit_code_for
 
 Status = Literal["ok", "note", "problem"]
 
@@ -45,7 +45,7 @@ class DoctorReport:
     @property
     def exit_code(self) -> ExitCode:
         """1 when anything needs fixing, else 0."""
-        return ExitCode.PROBLEMS if self.problems else ExitCode.OK
+        return exit_code_for(problems=bool(self.problems))
 
     def as_json(self) -> dict[str, Any]:
         return {"ok": not self.problems, "problems": self.problems,
