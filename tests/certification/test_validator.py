@@ -198,3 +198,23 @@ def _built() -> Certificate:
         Exposure(1, 1, (), (), False), None, Sequential(1), "0.1.0", "2026-01-01T00:00:00Z")
     assert intrinsic_problem(built) is None
     return built
+
+
+@given(st.floats(min_value=5e-324, max_value=0.5, exclude_max=True))
+def test_any_recorded_level_is_judged_never_a_crash(alpha: float) -> None:
+    # A level so small that 1 - alpha rounds to 1 (a hand edit: alpha 1e-300) once made
+    # `check` an internal error (the normal quantile of 1.0); it is a sentence or valid.
+    problem = intrinsic_problem(replace(_built(), alpha=alpha))
+    assert problem is None or isinstance(problem, str)
+
+
+def test_check_judges_a_certificate_at_a_tiny_level(tmp_path: Path,
+                                                    stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    assert certify(root, tmp_path / "cache").returncode == 0
+    path = root / "judges" / "helpful.certificate.json"
+    _write(root, _forge(json.loads(path.read_text()), alpha=1e-300))
+    report = check(root, "--require-certified")
+    assert report["returncode"] == 1
+    (invalid,) = [d for d in report["diagnostics"] if d["code"] == "certificate-invalid"]
+    assert "do not follow" in invalid["message"]
