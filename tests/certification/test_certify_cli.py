@@ -311,3 +311,18 @@ def test_verify_refuses_what_cannot_be_run_again(tmp_path: Path, stub: StubModel
     changed = certify(root, tmp_path / "cache", "--verify")
     assert changed.returncode == 1 and "cannot be run again" in changed.stderr
     assert certify(root, tmp_path / "cache", "--verify", "--samples", "2").returncode == 2
+
+
+def test_insufficient_data_after_a_run_prints_the_measured_figures(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    rows = [*_rows(15, 16), fixture_row("broken", "hi FAULT:wrong-enum", expected="pass",
+                                        split="test")]
+    root = _recipe(tmp_path / "r", rows)
+    result = certify(root, tmp_path / "cache")
+    assert result.returncode == 1, result.stderr
+    assert "errors     1 (at most 0.05 of the rows)" in result.stdout
+    assert "tpr        1.000 (0.796–1.000, 95% interval) over 15 rows" in result.stdout
+    assert "no non-error row" not in result.stdout
+    # The plan is made at the rates this run measured (shrunk), not an assumed 0.90.
+    assert "test TPR 1.000 over 15 rows, shrunk" in result.stdout
+    assert "assumed" not in result.stdout
