@@ -18,7 +18,7 @@ end of the two-sided 95% interval):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from introspection_cli.evaluation.outcomes import RowOutcome
@@ -152,12 +152,15 @@ def decide(rows: Sequence[RowOutcome], *, bar: float, max_error_rate: float,
     scorable = {label: sum(row.expected == label and row.outcome != "error" for row in rows)
                 for label in LABELS}
     errors = sum(row.outcome == "error" for row in rows)
-    early = insufficient(scorable, bar, errors=errors, alpha=alpha, labelled=labelled)
-    if early is not None:
-        return early
     z = z_for(alpha)
     tpr, tnr = _rate(rows, "pass", ("pass",), z), _rate(rows, "fail", ("fail",), z)
     na_recall = _rate(rows, "not_applicable", ("not_applicable", "gated"), z)
+    early = insufficient(scorable, bar, errors=errors, alpha=alpha, labelled=labelled)
+    if early is not None:
+        # Too few rows to decide, but the run measured what it measured: the figures are
+        # printed and the plan is made from them.
+        return replace(early, max_error_rate=max_error_rate, tpr=tpr, tnr=tnr,
+                       na_recall=na_recall, bar_na=bar_na)
     reasons = [_missed(name, rate, bar, alpha) for name, rate in (("tpr", tpr), ("tnr", tnr))
                if rate is None or rate.interval.low < bar]
     if bar_na is not None and (na_recall is None or na_recall.interval.low < bar_na):
