@@ -85,7 +85,9 @@ def record_test_looks(recipe: Recipe, run: EvalRun, *, samples: int,
             continue
         test_rows = {cid: (snapshot or "", expected)
                      for cid, snapshot, expected, _ in run_test_rows(judge_run)}
-        exposure = derive_exposure(looks, test_rows)
+        latest = {cid: outcome for cid, _, _, outcome in run_test_rows(judge_run)
+                  if outcome != "error"}
+        exposure = derive_exposure(looks, test_rows, latest=latest)
         if not exposure.clean:
             warnings.append(exposure_warning(judge.name, exposure))
     return warnings

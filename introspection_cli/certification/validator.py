@@ -225,9 +225,11 @@ def exposure_check(certificate: Certificate, looks: Sequence[Look],
                 "edited, or the certificate written by hand?)"), False
     test_rows = {row.conversation_id: (row.snapshot_hash, row.expected) for row in rows}
     procedure = (certificate.fingerprint, certificate.samples)
+    latest = {cid: outcome for cid, outcome in certificate.outcomes if outcome != "error"}
     for index in candidates:
         before = looks[:index + 1]
-        if derive_exposure(before, test_rows).same_record(certificate.exposure) and \
+        exposure = derive_exposure(before, test_rows, latest=latest)
+        if exposure.same_record(certificate.exposure) and \
                 looks_under(before, procedure, test_rows) == certificate.sequential.looks:
             return None, False
     return None, True

@@ -115,7 +115,10 @@ def record_exposure(candidate: Candidate, *, samples: int, cache_dir: Path,
         record_look(judges_dir, name, candidate.look, cache_dir=cache_dir)
     test_rows = {row.conversation_id: (row.snapshot_hash, row.expected)
                  for row in candidate.split.rows}
-    candidate.exposure = derive_exposure(looks, test_rows)
+    latest = None if candidate.look is None else {
+        row.conversation_id: row.outcome for row in run.rows
+        if row.split == "test" and row.outcome != "error"}
+    candidate.exposure = derive_exposure(looks, test_rows, latest=latest)
     candidate.sequential_looks = looks_under(looks, (candidate.identity.fingerprint, samples),
                                              test_rows)
 
