@@ -221,3 +221,24 @@ def test_the_rows_can_go_through_the_batch_api(tmp_path: Path,
     (batch_id,) = batch_stub.batches
     assert f"batch openai {batch_id}: 80 requests submitted" in result.stderr
     assert json.loads(result.stdout)["rows"]["unlabelled"]["rows"] == 40
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "audit: --design random runs the judge on labelled rows whatever their split, so the "
+    "calibration file passed as --rows evaluates its test rows against their labels and "
+    "no look is recorded in the exposure file; refuse test rows or record the look (lead)"))
+def test_test_rows_given_as_production_rows_are_a_recorded_look_or_refused(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    rows = [fixture_row(f"t{i}", f"row {i} VERDICT:{'pass' if i % 2 else 'fail'}",
+                        expected="pass" if i % 3 else "fail", split="test") for i in range(40)]
+    rows += [fixture_row(f"u{i}", f"row u{i} VERDICT:{'pass' if i % 2 else 'fail'}",
+                         expected=None) for i in range(40)]
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, rows)})
+    calibration = root / "judges" / "helpful.calibration.jsonl"
+    result = estimate(root, calibration, tmp_path)
+    exposure = root / "judges" / "helpful.exposure.jsonl"
+    test_texts = {f"row {i} " for i in range(40)}
+    sent_test_rows = any(text in request.user_text for request in stub.requests
+                         for text in test_texts)
+    assert (exposure.is_file() and exposure.read_text().count("\n") == 1) or (
+        result.returncode != 0 and not sent_test_rows), result.stdout + result.stderr
