@@ -326,3 +326,18 @@ def test_insufficient_data_after_a_run_prints_the_measured_figures(
     # The plan is made at the rates this run measured (shrunk), not an assumed 0.90.
     assert "test TPR 1.000 over 15 rows, shrunk" in result.stdout
     assert "assumed" not in result.stdout
+
+
+def test_a_run_whose_every_test_row_errs_blames_no_exposure(tmp_path: Path,
+                                                            stub: StubModelServer) -> None:
+    # Every row's reply is broken: nothing was judged, so no look was recorded. That is not
+    # "certified on dev or train rows", and no test figure is optimistic: the advice is to
+    # run again, not to label fresh test rows.
+    rows = [fixture_row(f"t{i}", f"hi {i} FAULT:wrong-enum", expected=("pass", "fail")[i % 2],
+                        split="test") for i in range(32)]
+    root = _recipe(tmp_path / "r", rows)
+    result = certify(root, tmp_path / "cache")
+    assert result.returncode == 1, result.stderr
+    assert "dev or train" not in result.stdout + result.stderr
+    assert "Label fresh test rows" not in result.stderr
+    assert "32 error rows left out" in result.stderr
