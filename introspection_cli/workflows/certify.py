@@ -220,7 +220,7 @@ def _notes(candidate: Candidate, settings: CertifySettings, written: bool) -> li
                      "`introspection check` reports it stale until the judge file names what "
                      "was certified")
     exposure = candidate.exposure
-    if candidate.run is not None and settings.split == "test" and not exposure.clean:
+    if candidate.look is not None and not exposure.clean:  # the run looked at test rows
         what = "; ".join(exposure.problems())
         if written and settings.accept_exposure:
             notes.append(f"judge {candidate.name}: its test rows' exposure is not clean "
