@@ -18,6 +18,7 @@ from tests.alignment.conftest import (
     FLIPS,
     HARMFUL,
     HELPFUL,
+    JUDGE_YAML,
     START_RUBRIC,
     StubFactory,
     row_text,
@@ -338,3 +339,49 @@ def test_the_closing_lines_say_what_was_written_and_the_next_step() -> None:
     assert _footer("j", changed=False, written=False, write=True, note=None) == [
         "No candidate was kept: the judge file is unchanged.",
         "Next step: certify on the held-out test rows: introspection judges certify --judge j"]
+
+
+_FRUIT_RUBRIC = ("Return pass when the agent resolves a request about {}.\n"
+                 "Return fail otherwise, and not_applicable when there is no request.\n")
+_FRUIT = ("apples", "bananas", "cherries", "dates", "elder", "figs", "grapes", "hops", "kiwis")
+
+
+def _fruit_rubric(words: tuple[str, ...]) -> str:
+    return _FRUIT_RUBRIC.format(", ".join(words) if words else "nothing named here yet")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "audit: the class rules compare each candidate with the rubric it replaces, so a class "
+    "can lose one row per kept round: three rounds take dev TPR from 3/3 to 0/3, each "
+    "round gaining two fail rows for one pass row. A bound against the starting rubric "
+    "(or the contract's reading of 'one row's worth' per run) is the lead's call"))
+def test_a_class_is_not_collapsed_one_row_a_round(tmp_path: Path,
+                                                   rubric_stub: StubFactory) -> None:
+    # Dev: three pass rows whose topics the rubric names (apples, bananas, cherries), six
+    # fail rows it wrongly passes (dates ... kiwis) and ten fail rows it rightly fails
+    # (spam). Each scripted edit drops one pass topic and two wrongly passed fail topics:
+    # gained 2, lost 1, applicable agreement up, TPR down by exactly one row, 1 flip among
+    # at least 13 untargeted rows. Every round is kept, and the pass class is gone.
+    rows = (("train", "omega", 1, "pass"),
+            ("dev", "apples", 1, "pass"), ("dev", "bananas", 1, "pass"),
+            ("dev", "cherries", 1, "pass"),
+            *(("dev", word, 1, "fail") for word in _FRUIT[3:]), ("dev", "spam", 10, "fail"))
+    start = _fruit_rubric(_FRUIT)
+    judge_yaml = JUDGE_YAML.replace(
+        "  Return pass when the agent resolves an invoice, billing or account request.\n"
+        "  Return fail otherwise, and not_applicable when there is no request.\n",
+        "".join(f"  {line}\n" for line in start.splitlines()))
+    root = write_align_recipe(tmp_path / "r", rows=rows, judge_yaml=judge_yaml)
+    edits = [_fruit_rubric(tuple(w for w in _FRUIT if w not in dropped)) for dropped in (
+        {"apples", "dates", "elder"},
+        {"apples", "dates", "elder", "bananas", "figs", "grapes"},
+        set(_FRUIT))]
+    rubric_stub(edits)
+    report, result = align_json(root, "--rounds", "3", "--no-cost-limit")
+    assert result.returncode == 0, result.stderr
+    kept = [round_["kept"] for round_ in report["rounds"]]
+    before = report["start"]["dev"]["tpr"]
+    after = report["final"]["dev"]["tpr"]
+    pass_rows = report["rounds"][0]["dev"]["tpr"]["rows"]
+    # Kept three times over, the judge passes nothing on dev (TPR 3/3 -> 0/3).
+    assert after["value"] >= before["value"] - 1 / pass_rows, (kept, before, after)
