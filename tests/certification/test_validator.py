@@ -29,6 +29,7 @@ from introspection_cli.certification.validator import intrinsic_problem
 from introspection_cli.statistics import wilson_interval
 from tests.certification.test_certify_cli import _recipe, _rows, certify, check
 from tests.conftest import run_cli
+from tests.evaluation.conftest import fixture_row
 from tests.evaluation.stub_model_server import StubModelServer
 
 
@@ -218,3 +219,18 @@ def test_check_judges_a_certificate_at_a_tiny_level(tmp_path: Path,
     assert report["returncode"] == 1
     (invalid,) = [d for d in report["diagnostics"] if d["code"] == "certificate-invalid"]
     assert "do not follow" in invalid["message"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "audit: check --require-certified floors the bar (0.80) but not the error ceiling: "
+    "certify --max-error-rate 0.9 certifies a judge that errs on 20 of its 36 fail rows "
+    "(TNR measured on the 16 it answered) and CI passes it. A floor like --min-bar's "
+    "(--max-error-rate 0.05 unless check says otherwise) is the lead's call"))
+def test_a_certificate_bought_with_a_loose_error_ceiling_fails_ci(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    rows = _rows(16, 16) + [fixture_row(f"hard_{i}", f"hi {i} FAULT:wrong-enum",
+                                        expected="fail", split="test") for i in range(20)]
+    root = _recipe(tmp_path / "r", rows)
+    made = certify(root, tmp_path / "cache", "--max-error-rate", "0.9")
+    assert made.returncode == 0, made.stderr
+    assert check(root, "--require-certified")["returncode"] == 1
