@@ -242,6 +242,10 @@ def test_a_re_roll_with_one_more_row_labelled_is_still_a_re_roll(
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["exposure"]["rerolled"] is True
     assert "re-roll" in _not_certified(check(root, "--require-certified"))
+    # judges status reads the same: the certificate lists the newest look's outcomes.
+    status = run_cli(["judges", "status", str(root)],
+                     env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache-b")})
+    assert "re-roll" in status.stdout, status.stdout
 
 
 def test_derive_sees_a_re_roll_inside_a_larger_look() -> None:
