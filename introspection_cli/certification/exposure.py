@@ -143,7 +143,7 @@ class Exposure:
                 shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
                 found.append(f"{len(ids)} row(s) {what} ({shown})")
         if self.rerolled:
-            found.append("the same procedure on the same rows was run again and gave other "
+            found.append("the same procedure judged the same rows again and gave other "
                          "outcomes (a re-roll)")
         return found
 
