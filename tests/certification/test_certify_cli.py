@@ -341,3 +341,13 @@ def test_a_run_whose_every_test_row_errs_blames_no_exposure(tmp_path: Path,
     assert "dev or train" not in result.stdout + result.stderr
     assert "Label fresh test rows" not in result.stderr
     assert "32 error rows left out" in result.stderr
+
+
+def test_a_bar_only_millions_of_rows_reach_is_insufficient_data(tmp_path: Path,
+                                                                 stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    result = certify(root, tmp_path / "cache", "--bar", "0.999999")
+    assert result.returncode == 1, result.stderr
+    assert "internal error" not in result.stderr
+    assert "needs 3841455 of each to reach the bar 0.999999" in result.stderr
+    assert not stub.requests  # decided from the labels alone
