@@ -287,4 +287,8 @@ def test_a_perfect_judge_reaches_any_bar_below_one_in_finitely_many_rows(bar: fl
     # --bar 0.999999 were internal errors when it came back None).
     n = rows_to_reach(bar)
     assert n is not None and n > 1_000_000
-    assert n / (n + Z_95 ** 2) >= bar > (n - 1) / (n - 1 + Z_95 ** 2)
+    # n / (n + z²) >= bar  <=>  n >= z²·bar / (1 − bar); the bound itself settles rounding
+    # (near 1 a double resolves n / (n + z²) only to about 1e-16).
+    closed = Z_95 ** 2 * bar / (1 - bar)
+    assert abs(n - closed) <= 1e-6 * closed + 1
+    assert wilson_lower(n, n) >= bar > wilson_lower(n - 1, n - 1)
