@@ -164,7 +164,8 @@ def decide(rows: Sequence[RowOutcome], *, bar: float, max_error_rate: float,
     reasons = [_missed(name, rate, bar, alpha) for name, rate in (("tpr", tpr), ("tnr", tnr))
                if rate is None or rate.interval.low < bar]
     if bar_na is not None and (na_recall is None or na_recall.interval.low < bar_na):
-        reasons.append(_missed("na_recall", na_recall, bar_na, alpha, "--bar-na"))
+        reasons.append(_missed("na_recall", na_recall, bar_na, alpha, "--bar-na",
+                               "not_applicable", labelled["not_applicable"]))
     rate = errors / len(rows) if rows else 0.0
     if rate > max_error_rate:
         reasons.append(f"{errors} of {len(rows)} rows are errors ({rate:.3f}), above "
@@ -181,9 +182,13 @@ def interval_name(alpha: float) -> str:
 
 
 def _missed(name: str, rate: Rate | None, bar: float, alpha: float,
-            flag: str = "the bar") -> str:
+            flag: str = "the bar", label: str = "", labelled: int = 1) -> str:
+    if rate is None and not labelled:
+        return f"{name} is null: no row of the split is labelled {label}, so {flag} {bar:g} " \
+               "cannot be reached"
     if rate is None:
-        return f"{name} is null: every row it needs is an error"
+        return f"{name} is null: every row labelled {label} is an error" if label else \
+            f"{name} is null: every row it needs is an error"
     interval = rate.interval
     return (f"{name} is {interval.value:.3f} over {rate.n} rows with {interval_name(alpha)} "
             f"{interval.low:.3f}–{interval.high:.3f}; its lower bound is below {flag} {bar:g}")
