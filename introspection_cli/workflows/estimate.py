@@ -37,6 +37,12 @@ if TYPE_CHECKING:
     from introspection_cli.evaluation.batch import BatchEvents
 
 
+#: The most production verdicts ``--passed/--total/--not-applicable`` may count: a
+#: double holds every count exactly up to 2**53, and numpy's multinomial draws need them
+#: in a C long; 10^15 is far past any production and inside both.
+MAX_VERDICTS = 10 ** 15
+
+
 @dataclass(frozen=True)
 class EstimateSettings:
     """What to estimate from, and how to print it."""
@@ -69,6 +75,9 @@ class EstimateSettings:
         if self.not_applicable is not None and (not counts or self.not_applicable < 0):
             raise UsageError("--not-applicable J goes with --passed K --total N (J >= 0: the "
                              "judge's not_applicable verdicts besides the N pass/fail ones)")
+        if counts and (self.total or 0) + (self.not_applicable or 0) > MAX_VERDICTS:
+            raise UsageError(f"--total and --not-applicable count at most {MAX_VERDICTS:,} "
+                             "verdicts together; check the counts")
         if (self.report is None) != (self.split is None):
             raise UsageError("--report and --split go together: the calibration is that "
                              "split's rows in that report")
