@@ -15,11 +15,13 @@ Run: python bench/status_speed.py [--runs N] [--rows N]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -94,24 +96,35 @@ def _fill_ledger(cache: Path, recipe: Path, rows: list[dict[str, object]]) -> No
     ledger.close()
 
 
-def measure(runs: int = 5, rows: int = 20_000) -> list[BenchResult]:
-    """`judges status` against `check` on the same recipe, run alternately."""
-    bin_dir = Path(sys.executable).parent
-    introspection = [str(bin_dir / "introspection")]
-    if not Path(introspection[0]).exists():
-        introspection = [sys.executable, "-m", "introspection_cli"]
+def introspection_argv() -> list[str]:
+    """The installed console script beside this Python, else ``python -m``."""
+    script = Path(sys.executable).parent / "introspection"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "introspection_cli"]
+
+
+@contextlib.contextmanager
+def generated_recipe(rows: int) -> Iterator[Path]:
+    """The recipe of :func:`make_recipe` in a temporary directory, with
+    ``INTROSPECTION_CACHE_DIR`` pointing at its ledger while it is used."""
     with tempfile.TemporaryDirectory() as tmp:
         recipe = make_recipe(Path(tmp), rows)
         previous = os.environ.get("INTROSPECTION_CACHE_DIR")
         os.environ["INTROSPECTION_CACHE_DIR"] = str(Path(tmp) / "cache")
         try:
-            status, check = paired_walls([*introspection, "judges", "status", str(recipe)],
-                                         [*introspection, "check", str(recipe)], runs=runs)
+            yield recipe
         finally:
             if previous is None:
                 os.environ.pop("INTROSPECTION_CACHE_DIR", None)
             else:
                 os.environ["INTROSPECTION_CACHE_DIR"] = previous
+
+
+def measure(runs: int = 5, rows: int = 20_000) -> list[BenchResult]:
+    """`judges status` against `check` on the same recipe, run alternately."""
+    introspection = introspection_argv()
+    with generated_recipe(rows) as recipe:
+        status, check = paired_walls([*introspection, "judges", "status", str(recipe)],
+                                     [*introspection, "check", str(recipe)], runs=runs)
     return [BenchResult(f"judges status: {rows:,} rows, 1 gated judge", status, "s",
                         "check, same recipe", check, 1.2)]
 

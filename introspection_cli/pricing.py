@@ -128,7 +128,7 @@ def load_prices(environ: Mapping[str, str] | None = None,
 
         config_dir = default_config_dir(env)
     path, named = prices_path(env, config_dir)
-    from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+    from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
     try:
         data = read_file(path, limit=MAX_TABLE_BYTES)  # never blocks on a FIFO or a device

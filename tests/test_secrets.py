@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE
 from tests.evaluation.stub_model_server import StubModelServer
 from tests.fixture.rowmaker import fixture_envelope
 from tests.runtime.stub_runtime import StubRuntime, json_reply
+from tests.support.http_stub import unused_port
 
 # Characters that URL-encoding and base64 change, so each form is a distinct search.
 OPENAI_KEY = "sk-SENTINEL+openai/key=7d1e0b"
@@ -103,9 +103,7 @@ def held_open(cache_dir: Path) -> Iterator[None]:
 
 
 def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+    return f"http://127.0.0.1:{unused_port()}"
 
 
 @dataclass

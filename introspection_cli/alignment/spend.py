@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from introspection_cli.evaluation.dryrun import dry_run, request_tokens
+from introspection_cli.evaluation.dryrun import dry_run
 from introspection_cli.evaluation.outcomes import Usage
 from introspection_cli.evaluation.providers import ModelReply, ModelRequest
 from introspection_cli.evaluation.runner import EvalOptions
+from introspection_cli.evaluation.tokens import request_tokens
 from introspection_cli.pricing import PriceTable
 from introspection_cli.recipe.model import Recipe
 

@@ -21,34 +21,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from introspection_cli.certification.bounds import DEFAULT_ALPHA as DEFAULT_ALPHA
+from introspection_cli.certification.bounds import WILSON, BoundMethod
+from introspection_cli.certification.bounds import z_for as z_for
 from introspection_cli.evaluation.outcomes import RowOutcome
-from introspection_cli.statistics import Z_95, Interval, rows_to_reach, wilson_interval
+from introspection_cli.statistics import Interval
 
 Decision = Literal["certified", "not_certified", "insufficient_data"]
 #: The classes certification needs enough of, and the rate each one measures.
 CLASSES: Mapping[str, str] = {"pass": "tpr", "fail": "tnr"}
 LABELS = ("pass", "fail", "not_applicable")
-#: The one-sided level of each lower bound by default: the lower end of a two-sided 95%
-#: Wilson interval. A wrong certificate needs a bound above a true rate below the bar.
-DEFAULT_ALPHA = 0.025
-
-
-def z_for(alpha: float) -> float:
-    """The normal quantile ``Φ⁻¹(1 − alpha)`` a one-sided level ``alpha`` puts the bound at."""
-    if alpha == DEFAULT_ALPHA:
-        return Z_95
-    if not 0 < alpha < 0.5:
-        raise ValueError(f"a one-sided level must be in (0, 0.5), got {alpha}")
-    from statistics import NormalDist  # the standard library's; only for another level
-
-    # Φ⁻¹(1 − α) as −Φ⁻¹(α): 1 − α rounds to 1 for a level below ~1e-17 (a hand-edited
-    # certificate), where the quantile is undefined; α itself never rounds away.
-    return -NormalDist().inv_cdf(alpha)
 
 
 @dataclass(frozen=True, slots=True)
 class Rate:
-    """A rate over ``n`` non-error rows with its Wilson interval (``successes`` of ``n``)."""
+    """A rate over ``n`` non-error rows with its interval (``successes`` of ``n``)."""
 
     interval: Interval
     n: int
@@ -80,34 +67,36 @@ class Certification:
     reasons: tuple[str, ...] = ()
     alpha: float = DEFAULT_ALPHA
     bar_na: float | None = None
+    #: How the bounds were computed (Wilson, or the anytime-valid bound after earlier looks).
+    bound: BoundMethod = WILSON
 
     @property
     def certified(self) -> bool:
         return self.decision == "certified"
 
 
-def rows_needed(scorable: Mapping[str, int], bar: float,
-                alpha: float = DEFAULT_ALPHA) -> dict[str, int]:
+def rows_needed(scorable: Mapping[str, int], bar: float, alpha: float = DEFAULT_ALPHA,
+                bound: BoundMethod = WILSON) -> dict[str, int]:
     """For ``pass`` and ``fail``: how many more scorable rows a perfect judge would need."""
-    floor = rows_to_reach(bar, 1.0, z_for(alpha))
-    if floor is None:  # a bar of 1 (or one the planning limit cannot reach)
+    floor = bound.floor(bar, alpha)
+    if floor is None:  # a bar of 1 (or one past the planning limit)
         raise ValueError(f"no number of rows reaches a bar of {bar:g}")
     return {label: max(0, floor - scorable.get(label, 0)) for label in CLASSES}
 
 
 def insufficient(scorable: Mapping[str, int], bar: float, *, errors: int = 0,
-                 alpha: float = DEFAULT_ALPHA,
-                 labelled: Mapping[str, int] | None = None) -> Certification | None:
+                 alpha: float = DEFAULT_ALPHA, labelled: Mapping[str, int] | None = None,
+                 bound: BoundMethod = WILSON) -> Certification | None:
     """The ``insufficient_data`` decision when the scorable rows cannot reach the bar, else
     None. Before a run every labelled row may be scorable, so a split that cannot be
     certified is known from the labels alone and costs no call."""
-    needed = rows_needed(scorable, bar, alpha)
+    needed = rows_needed(scorable, bar, alpha, bound)
     if not any(needed.values()):
         return None
     held = dict(labelled if labelled is not None else scorable)
-    reason = _needed_sentence(scorable, needed, bar, errors, alpha)
+    reason = _needed_sentence(scorable, needed, bar, errors, alpha, bound)
     return Certification("insufficient_data", bar, 0.0, sum(held.values()), errors, None, None,
-                         None, held, dict(scorable), needed, (reason,), alpha)
+                         None, held, dict(scorable), needed, (reason,), alpha, bound=bound)
 
 
 def rejected_rows(labelled: Mapping[str, int], bar: float, lines: Sequence[int], *,
@@ -125,46 +114,52 @@ def rejected_rows(labelled: Mapping[str, int], bar: float, lines: Sequence[int],
 
 
 def _needed_sentence(scorable: Mapping[str, int], needed: Mapping[str, int], bar: float,
-                     errors: int, alpha: float) -> str:
-    floor = rows_to_reach(bar, 1.0, z_for(alpha))
+                     errors: int, alpha: float, bound: BoundMethod) -> str:
+    floor = bound.floor(bar, alpha)
     short = " and ".join(f"{count} more {label}" for label, count in needed.items() if count)
     held = (f"{scorable.get('pass', 0)} scorable pass and {scorable.get('fail', 0)} scorable "
             f"fail rows ({errors} error row{'s' if errors != 1 else ''} left out)" if errors
             else f"{scorable.get('pass', 0)} pass and {scorable.get('fail', 0)} fail rows")
     level = "" if alpha == DEFAULT_ALPHA else f" at one-sided level {alpha:.4g}"
+    if bound is not WILSON:
+        level += (" with the anytime-valid bound (its test rows were looked at before under "
+                  "this procedure)")
     return (f"the split holds {held}; even a judge that agrees on all of them needs {floor} "
             f"of each to reach the bar {bar:g}{level}: label {short} rows")
 
 
 def _rate(rows: Sequence[RowOutcome], label: str, agreeing: tuple[str, ...],
-          z: float) -> Rate | None:
+          bound: BoundMethod, alpha: float) -> Rate | None:
     scored = [row for row in rows if row.expected == label and row.outcome != "error"]
     successes = sum(row.outcome in agreeing for row in scored)
-    interval = wilson_interval(successes, len(scored), z)
+    interval = bound.interval(successes, len(scored), alpha)
     return None if interval is None else Rate(interval, len(scored), successes)
 
 
 def decide(rows: Sequence[RowOutcome], *, bar: float, max_error_rate: float,
-           bar_na: float | None = None, alpha: float = DEFAULT_ALPHA) -> Certification:
+           bar_na: float | None = None, alpha: float = DEFAULT_ALPHA,
+           bound: BoundMethod = WILSON) -> Certification:
     """The decision over ``rows`` (every labelled row of the split, error rows included),
-    each bound at the one-sided level ``alpha``."""
+    each bound at the one-sided level ``alpha``, computed with ``bound`` (Wilson for a
+    first look, the anytime-valid bound after earlier looks)."""
     labelled = {label: sum(row.expected == label for row in rows) for label in LABELS}
     scorable = {label: sum(row.expected == label and row.outcome != "error" for row in rows)
                 for label in LABELS}
     errors = sum(row.outcome == "error" for row in rows)
-    z = z_for(alpha)
-    tpr, tnr = _rate(rows, "pass", ("pass",), z), _rate(rows, "fail", ("fail",), z)
-    na_recall = _rate(rows, "not_applicable", ("not_applicable", "gated"), z)
-    early = insufficient(scorable, bar, errors=errors, alpha=alpha, labelled=labelled)
+    tpr = _rate(rows, "pass", ("pass",), bound, alpha)
+    tnr = _rate(rows, "fail", ("fail",), bound, alpha)
+    na_recall = _rate(rows, "not_applicable", ("not_applicable", "gated"), bound, alpha)
+    early = insufficient(scorable, bar, errors=errors, alpha=alpha, labelled=labelled,
+                         bound=bound)
     if early is not None:
         # Too few rows to decide, but the run measured what it measured: the figures are
         # printed and the plan is made from them.
         return replace(early, max_error_rate=max_error_rate, tpr=tpr, tnr=tnr,
                        na_recall=na_recall, bar_na=bar_na)
-    reasons = [_missed(name, rate, bar, alpha) for name, rate in (("tpr", tpr), ("tnr", tnr))
-               if rate is None or rate.interval.low < bar]
+    reasons = [_missed(name, rate, bar, alpha, bound) for name, rate in
+               (("tpr", tpr), ("tnr", tnr)) if rate is None or rate.interval.low < bar]
     if bar_na is not None and (na_recall is None or na_recall.interval.low < bar_na):
-        reasons.append(_missed("na_recall", na_recall, bar_na, alpha, "--bar-na",
+        reasons.append(_missed("na_recall", na_recall, bar_na, alpha, bound, "--bar-na",
                                "not_applicable", labelled["not_applicable"]))
     rate = errors / len(rows) if rows else 0.0
     if rate > max_error_rate:
@@ -172,16 +167,16 @@ def decide(rows: Sequence[RowOutcome], *, bar: float, max_error_rate: float,
                        f"--max-error-rate {max_error_rate:g}")
     return Certification("not_certified" if reasons else "certified", bar, max_error_rate,
                          len(rows), errors, tpr, tnr, na_recall, labelled, scorable,
-                         rows_needed(scorable, bar, alpha), tuple(reasons), alpha, bar_na)
+                         rows_needed(scorable, bar, alpha, bound), tuple(reasons), alpha,
+                         bar_na, bound)
 
 
 def interval_name(alpha: float) -> str:
     """``95% interval`` at the default level; else the two-sided level it is the end of."""
-    level = 100 * (1 - 2 * alpha)
-    return f"{level:.4g}% interval"
+    return WILSON.interval_name(alpha)
 
 
-def _missed(name: str, rate: Rate | None, bar: float, alpha: float,
+def _missed(name: str, rate: Rate | None, bar: float, alpha: float, bound: BoundMethod,
             flag: str = "the bar", label: str = "", labelled: int = 1) -> str:
     if rate is None and not labelled:
         return f"{name} is null: no row of the split is labelled {label}, so {flag} {bar:g} " \
@@ -190,5 +185,6 @@ def _missed(name: str, rate: Rate | None, bar: float, alpha: float,
         return f"{name} is null: every row labelled {label} is an error" if label else \
             f"{name} is null: every row it needs is an error"
     interval = rate.interval
-    return (f"{name} is {interval.value:.3f} over {rate.n} rows with {interval_name(alpha)} "
-            f"{interval.low:.3f}–{interval.high:.3f}; its lower bound is below {flag} {bar:g}")
+    return (f"{name} is {interval.value:.3f} over {rate.n} rows with "
+            f"{bound.interval_name(alpha)} {interval.low:.3f}–{interval.high:.3f}; its lower "
+            f"bound is below {flag} {bar:g}")

@@ -158,7 +158,7 @@ def _rows_valid(rows: list[Any]) -> bool:
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes (b"" when there is none); bounded. Raises :class:`ExposureError`."""
-    from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+    from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
     try:
         data = read_file(path, limit=MAX_EXPOSURE_BYTES)

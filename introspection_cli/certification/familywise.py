@@ -13,7 +13,9 @@ stopping at the first that is not certified. Either keeps the chance of any
 wrong certificate among the m at or below alpha; Holm certifies at least as
 many. A judge's p-value is that of its weakest bound: the largest one-sided
 score-test p-value of its conditions (the Wilson bound is the inversion of
-that test, so the bound at level a reaches the bar exactly when p <= a).
+that test, so the bound at level a reaches the bar exactly when p <= a); for a
+judge certified with the anytime-valid bound (earlier looks at its test rows),
+that bound's own p-value (:func:`.sequential.p_value`), for the same reason.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from introspection_cli.certification import sequential
+from introspection_cli.certification.bounds import WILSON
 from introspection_cli.certification.decision import Certification
 
 METHODS = ("holm", "bonferroni")
@@ -48,7 +52,8 @@ def judge_p_value(decision: Certification) -> float:
         bars.append(decision.bar_na)
     if any(rate is None for rate in rates):
         return 1.0
-    return max(score_p_value(rate.successes, rate.n, bar)
+    p_value = score_p_value if decision.bound is WILSON else sequential.p_value
+    return max(p_value(rate.successes, rate.n, bar)
                for rate, bar in zip(rates, bars, strict=True) if rate is not None)
 
 

@@ -26,7 +26,7 @@ fast as ``check``; ``judges plan`` reuses these functions.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,31 +127,45 @@ def _binomial_pmf(n: int, k: int, rate: float) -> float:
     return math.exp(log_pmf)
 
 
-def power_curve(rate: float, bar: float, z: float = Z_95, *, start: int = 1
-                ) -> Iterator[tuple[int, float]]:
+#: (n, hint) -> k*(n), the fewest agreeing rows of n whose lower bound reaches the bar (hint:
+#: k* of a nearby n). Wilson's (:func:`threshold`) unless a plan is for another bound.
+Kstar = Callable[[int, "int | None"], int]
+
+
+def power_curve(rate: float, bar: float, z: float = Z_95, *, start: int = 1,
+                kstar: Kstar | None = None) -> Iterator[tuple[int, float]]:
     """``(n, P(certified on n rows at rate))`` for n = ``start``, ``start`` + 1, ...
 
     Exact: from one binomial tail, each next n costs O(1) (P_{n+1}(X >= k) =
     P_n(X >= k) + rate·P_n(X = k − 1); a step of k* removes P_n(X = k)).
-    ``0 < rate < 1``.
+    ``0 < rate < 1``. ``kstar``: the bound's k*(n) (default Wilson's at ``z``).
     """
     if not 0.0 < rate < 1.0:
         raise ValueError(f"the rate must be in (0, 1), got {rate}")
+    k_of: Kstar = kstar or (lambda n, _: threshold(n, bar, z))
     n = max(1, start)
-    k = threshold(n, bar, z)
-    tail = math.fsum(_binomial_pmf(n, j, rate) for j in range(k, n + 1))
-    pmf = _binomial_pmf(n, k - 1, rate)  # P_n(X = k - 1)
+    k = k_of(n, None)
+    tail, pmf = _tail_and_point(n, k, rate)
     odds = rate / (1 - rate)
     while True:
         yield n, min(1.0, max(0.0, tail))
         tail += rate * pmf
         pmf *= (n + 1) / (n + 2 - k) * (1 - rate)  # P_{n+1}(X = k - 1); k <= n + 1
         n += 1
-        step = threshold(n, bar, z)
+        step = k_of(n, k)
+        if step < k:  # k* fell (no bound here does, but nothing else would be exact)
+            k = step
+            tail, pmf = _tail_and_point(n, k, rate)
         while k < step:
             pmf *= (n - k + 1) / k * odds  # now P_n(X = k)
             tail -= pmf
             k += 1
+
+
+def _tail_and_point(n: int, k: int, rate: float) -> tuple[float, float]:
+    """(P_n(X >= k), P_n(X = k - 1)) for X ~ Binomial(n, rate)."""
+    return (math.fsum(_binomial_pmf(n, j, rate) for j in range(k, n + 1)),
+            _binomial_pmf(n, k - 1, rate))
 
 
 def power_at(n: int, rate: float, bar: float, z: float = Z_95) -> float:
@@ -164,18 +178,23 @@ def power_at(n: int, rate: float, bar: float, z: float = Z_95) -> float:
 
 
 def rows_for_power(rate: float, bar: float, power: float, z: float = Z_95,
-                   limit: int = PLAN_LIMIT) -> int | None:
+                   limit: int = PLAN_LIMIT, *, kstar: Kstar | None = None,
+                   floor: int | None = None) -> int | None:
     """The n from which P(certified) >= ``power`` at n and every larger n (checked up to
-    at least twice n); None when the rate is not above the bar or past ``limit`` rows."""
+    at least twice n); None when the rate is not above the bar or past ``limit`` rows.
+    ``kstar`` and ``floor``: the bound's k*(n) and n-of-n floor (default Wilson's)."""
     if not 0.0 < power < 1.0:
         raise ValueError(f"the power must be in (0, 1), got {power}")
     if rate <= bar:
         return None
-    floor = threshold_floor(bar, z)
+    if kstar is None:
+        floor = threshold_floor(bar, z)
+    if floor is None or floor > limit:
+        return None
     if rate >= 1.0:
         return floor
     candidate: int | None = None
-    for n, chance in power_curve(rate, bar, z, start=floor):
+    for n, chance in power_curve(rate, bar, z, start=floor, kstar=kstar):
         if chance < power:
             candidate = None
             if n > limit:
@@ -228,9 +247,11 @@ class PowerPlan:
     #: out of reach or absent from the labels so far makes it unknowable.
     labels: int | None
     reach_test: int | None
+    #: The bound the plan is for (``wilson``, or the anytime-valid one after earlier looks).
+    bound: str = "wilson"
 
     def as_json(self) -> dict[str, Any]:
-        return {"bar": self.bar, "power": self.power,
+        return {"bar": self.bar, "power": self.power, "bound": self.bound,
                 "classes": {label: plan.as_json() for label, plan in self.classes.items()},
                 "test_share": self.test_share, "class_mix": dict(self.class_mix),
                 "labels": self.labels, "reach_test": self.reach_test}
@@ -238,16 +259,19 @@ class PowerPlan:
 
 def plan_with_power(rates: Mapping[str, float], held: Mapping[str, int], *, bar: float,
                     test_share: float, class_mix: Mapping[str, float],
-                    power: float = PLAN_POWER, z: float = Z_95) -> PowerPlan:
+                    power: float = PLAN_POWER, z: float = Z_95, kstar: Kstar | None = None,
+                    floor: int | None = None, bound: str = "wilson") -> PowerPlan:
     """Per class of ``rates`` (label -> the rate to plan at), the test rows from which the
     chance that every class reaches ``bar`` is at least ``power``; and the labels to
-    collect for the missing ones at ``test_share`` of labels reaching test."""
+    collect for the missing ones at ``test_share`` of labels reaching test. ``kstar``,
+    ``floor``: another bound's (named ``bound``) instead of Wilson's at ``z``."""
     per_class = power ** (1 / len(rates))
-    classes = {label: ClassPlan(label, rate, rows_for_power(rate, bar, per_class, z),
+    classes = {label: ClassPlan(label, rate, rows_for_power(rate, bar, per_class, z,
+                                                            kstar=kstar, floor=floor),
                                 held.get(label, 0)) for label, rate in rates.items()}
     labels, reach = labels_to_collect({label: plan.more for label, plan in classes.items()},
                                       test_share, class_mix)
-    return PowerPlan(bar, power, classes, test_share, dict(class_mix), labels, reach)
+    return PowerPlan(bar, power, classes, test_share, dict(class_mix), labels, reach, bound)
 
 
 def labels_to_collect(more: Mapping[str, int | None], test_share: float,
@@ -303,7 +327,10 @@ def describe_plan(power: PowerPlan, sources: Mapping[str, str], split: str = "te
                              "rubric has to improve")
         else:
             per_class.append(f"{plan.rows} {label} {at}, {plan.more} more")
-    lines = [f"to be certified with probability {power.power:.0%}: " + "; ".join(per_class)]
+    bound = "" if power.bound == "wilson" else (
+        " with the anytime-valid bound (these rows were looked at before)")
+    lines = [f"to be certified with probability {power.power:.0%}{bound}: "
+             + "; ".join(per_class)]
     if power.labels:
         lines.append(f"label about {power.labels} more rows; at your split ratios about "
                      f"{power.reach_test} reach {split} ({power.test_share:.0%} of labelled rows "

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from introspection_cli.certification.bounds import METHODS, BoundMethod, method_for
 from introspection_cli.certification.certificate import (
     LABELS,
     OUTCOMES,
@@ -33,26 +34,23 @@ from introspection_cli.certification.certificate import (
     RateRecord,
     Sequential,
 )
-from introspection_cli.certification.decision import DEFAULT_ALPHA, interval_name, z_for
+from introspection_cli.certification.decision import DEFAULT_ALPHA, z_for
 from introspection_cli.certification.exposure import (
     Look,
     derive_exposure,
     looks_under,
     outcomes_digest,
 )
-from introspection_cli.statistics import Interval, wilson_interval
+from introspection_cli.statistics import wilson_interval
 
 #: The bar ``check --require-certified`` (and every reader) asks for unless ``--min-bar``.
 MIN_BAR = 0.8
 #: How far a recomputed figure may be from the recorded one: rounding, never a real change.
 _TOLERANCE = 1e-9
 
-#: method -> the interval of ``successes`` of ``n`` at one-sided level ``alpha`` after the
-#: recorded looks. ``wilson`` is the Wilson bound; an anytime-valid method is added here.
-Bound = Callable[[int, int, float, Sequential], Interval | None]
-BOUNDS: dict[str, Bound] = {
-    "wilson": lambda successes, n, alpha, _: wilson_interval(successes, n, z_for(alpha)),
-}
+#: method -> how a certificate's bounds are recomputed: ``wilson`` (one look) and the
+#: anytime-valid ``beta-binomial`` (after earlier looks under the same procedure).
+BOUNDS: Mapping[str, BoundMethod] = METHODS
 
 #: rate -> (its label, the outcomes that agree with it).
 _RATES: Mapping[str, tuple[str, tuple[str, ...]]] = {
@@ -81,14 +79,34 @@ def _level_problem(certificate: Certificate, min_bar: float) -> str | None:
     if family is not None and certificate.alpha > family.alpha + _TOLERANCE:
         return (f"its level alpha {certificate.alpha:g} is above its family's "
                 f"{family.alpha:g}: a family-wise test never loosens a judge's level")
-    if certificate.sequential.method not in BOUNDS:
-        return (f"its bounds were computed by method {certificate.sequential.method!r}, which "
-                "this version of introspection does not know: upgrade it, or certify again")
+    problem = _sequential_problem(certificate.sequential, certificate.split)
+    if problem is not None:
+        return problem
     exposure = certificate.exposure
     if exposure.looks < exposure.procedures or (
             certificate.split == "test" and certificate.sequential.looks > exposure.looks):
         return (f"its exposure counts do not add up ({exposure.procedures} procedure(s), "
                 f"{exposure.looks} look(s), {certificate.sequential.looks} under its own)")
+    return None
+
+
+def _sequential_problem(sequential: Sequential, split: str) -> str | None:
+    """Whether the bound it names is known, has its own parameters, and is the one its
+    looks call for: Wilson for a first look, the anytime-valid bound after earlier ones."""
+    method = BOUNDS.get(sequential.method)
+    if method is None:
+        return (f"its bounds were computed by method {sequential.method!r}, which this "
+                "version of introspection does not know: upgrade it, or certify again")
+    if (dict(sequential.parameters) if sequential.parameters is not None else None) != (
+            dict(method.parameters) if method.parameters is not None else None):
+        return (f"its {method.name} bounds name parameters {sequential.parameters!r}, not "
+                f"the method's own ({method.parameters!r})")
+    looks = sequential.looks if split == "test" else 1
+    expected = method_for(looks)
+    if expected is not method:
+        return (f"its bounds are {method.name} bounds after {sequential.looks} look(s) at its "
+                f"rows under its procedure, where {expected.name} bounds are the valid ones: "
+                "after earlier looks only an anytime-valid bound keeps the level")
     return None
 
 
@@ -139,13 +157,13 @@ def _rate_problem(name: str, record: RateRecord | None, successes: int, n: int,
     if record.n != n or not math.isclose(record.value, successes / n, abs_tol=_TOLERANCE):
         return (f"its {name} {record.value:.3f} over {record.n} rows does not follow from its "
                 f"confusion ({successes} of {n})")
-    bound = BOUNDS[certificate.sequential.method](successes, n, certificate.alpha,
-                                                  certificate.sequential)
+    method = BOUNDS[certificate.sequential.method]
+    bound = method.interval(successes, n, certificate.alpha)
     assert bound is not None  # n >= 1
     if not (math.isclose(record.low, bound.low, abs_tol=_TOLERANCE)
             and math.isclose(record.high, bound.high, abs_tol=_TOLERANCE)):
         return (f"its {name} bounds {record.low:.3f}–{record.high:.3f} do not follow from "
-                f"{successes} of {n} (the {interval_name(certificate.alpha)} is "
+                f"{successes} of {n} (the {method.interval_name(certificate.alpha)} is "
                 f"{bound.low:.3f}–{bound.high:.3f})")
     return None
 

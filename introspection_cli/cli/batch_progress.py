@@ -2,7 +2,7 @@
 
 Batch ids are printed whatever stderr is (a CI log needs them as much as a
 terminal does). On a terminal the batches' progress is one line redrawn in
-place (its part of the shared :class:`~introspection_cli.cli.progress.StatusLine`,
+place (its part of the shared :class:`~introspection_cli.cli.status_line.StatusLine`,
 beside the rows' progress); elsewhere a line is printed when a batch's status
 changes, not on every poll.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from introspection_cli.cli.progress import StatusLine
+from introspection_cli.cli.status_line import StatusLine
 from introspection_cli.diagnostics import escape_text
 
 if TYPE_CHECKING:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from enum import StrEnum
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -45,6 +46,7 @@ def check(
     Prints every problem as path:line:col: severity[code] message. Exit 0 when
     clean, 1 when errors (or, with --strict, warnings) were found, 2 on a bad path.
     """
+    from introspection_cli.certification.check_rules import certificate_diagnostics
     from introspection_cli.errors import UsageError
     from introspection_cli.recipe.checker import check_recipe
     from introspection_cli.recipe.discovery import discover
@@ -55,8 +57,9 @@ def check(
         sys.stderr.write(f"introspection: note: {raw} is not inside a recipe; skipped\n")
     if not (math.isfinite(min_bar) and 0 < min_bar < 1):
         raise UsageError(f"--min-bar {min_bar} must be a number above 0 and below 1")
-    results = [check_recipe(root, require_certified=require_certified, min_bar=min_bar)
-               for root in found.recipes]
+    certificates = partial(certificate_diagnostics, require_certified=require_certified,
+                           min_bar=min_bar)
+    results = [check_recipe(root, judges_rules=certificates) for root in found.recipes]
     for note in (note for result in results for note in result.notes):
         sys.stderr.write(f"introspection: note: {note}\n")
     if results or output_format is CheckFormat.json:

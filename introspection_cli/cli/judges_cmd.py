@@ -18,6 +18,7 @@ from introspection_cli.cli.terminal import stream_wants_color
 
 if TYPE_CHECKING:
     from introspection_cli.labelling.result import CommandResult
+    from introspection_cli.recipe.model import Judge
     from introspection_cli.workflows.judges_eval import EvalCommandResult
 
 app = typer.Typer(help="Run judges over their calibration data.", no_args_is_help=True)
@@ -203,22 +204,50 @@ def split_command(
         "--judge", metavar="NAME",
         help="Split only this judge's rows (repeatable). Default: every judge with a "
              "calibration file.")] = None,
-    ratios: Annotated[str, typer.Option(
-        metavar="TRAIN:DEV:TEST", help="Target shares of each label's rows.")] = "20:40:40",
+    ratios: Annotated[str | None, typer.Option(
+        metavar="TRAIN:DEV:TEST",
+        help="Target shares of each label's rows, applied to rows without a split. "
+             "Default 20:40:40.")] = None,
     seed: Annotated[int, typer.Option(
         help="Orders the rows to assign: the same rows and seed give the same splits.")] = 0,
+    fill_test: Annotated[bool, typer.Option(
+        "--fill-test", help="First send rows without a split to test (in the seeded order) "
+                            "until it holds the rows of each class the judge's plan asks "
+                            "for (judges plan); the rest by --ratios.")] = False,
+    reset: Annotated[bool, typer.Option(
+        "--reset", help="Clear the split of every row never seen in test (per the judge's "
+                        "exposure file), to split again; rows seen in test keep theirs.")
+    ] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the resulting table without writing anything.")] = False,
 ) -> None:
     """Give every labelled row without a split one: train, dev or test, stratified by label.
 
-    Rows that already have a split never move; unlabelled rows keep none. Prints the
-    split x label table and warns when a split has too few pass or fail rows to ever
-    certify a judge on. Exit codes: 0 done; 1 rows rejected (left unchanged); 2 usage error.
+    Splits are frozen: a row that has a split never moves (so test rows stay held out),
+    and --ratios apply only to labelled rows without one; unlabelled rows keep none.
+    --reset clears the splits of rows never seen in test, to split them again. Prints
+    the split x label table and warns when test has too few pass or fail rows to ever
+    certify a judge on, or dev has none. Exit codes: 0 done; 1 rows rejected (left
+    unchanged), or --reset kept rows seen in test (named); 2 usage error.
     """
-    from introspection_cli.labelling.split import run_split
+    from introspection_cli.errors import UsageError
+    from introspection_cli.labelling.split import DEFAULT_RATIOS, run_split
 
-    _finish(run_split(recipe, judge or [], ratios=ratios, seed=seed, dry_run=dry_run))
+    if reset and (fill_test or ratios is not None):
+        raise UsageError("--reset only clears splits: run `judges split` again afterwards "
+                         "to assign them (with --ratios or --fill-test)")
+    targets = None
+    if fill_test:
+        from introspection_cli.evaluation.cache_dir import default_cache_dir
+        from introspection_cli.workflows.judge_plan import planned_test_rows
+
+        cache_dir = default_cache_dir()
+
+        def targets(chosen: Judge) -> dict[str, int | None]:
+            return planned_test_rows(chosen, cache_dir=cache_dir)
+
+    _finish(run_split(recipe, judge or [], ratios=ratios or DEFAULT_RATIOS, seed=seed,
+                      dry_run=dry_run, reset=reset, test_targets=targets))
 
 
 @app.command("label")

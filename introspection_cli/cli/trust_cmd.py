@@ -1,4 +1,4 @@
-"""``introspection judges certify``, ``judges estimate`` and ``judges status``.
+"""``introspection judges certify``, ``judges estimate``, ``judges plan`` and ``judges status``.
 
 The trust decisions on a judge: is it good enough (certify), what is the true
 pass rate behind the one it reports (estimate), and where its calibration
@@ -232,13 +232,50 @@ def status(
     labelled test rows of pass and of fail it needs to be certifiable. Exit 0;
     1 when calibration rows are rejected.
     """
-    from introspection_cli.workflows.status import status_command
+    from introspection_cli.workflows.status_command import status_command
 
     _finish(status_command(recipe, tuple(judge or ()), bar=bar, fmt=fmt), f"the {fmt} status")
 
 
+def plan(
+    recipe: _RECIPE = Path("."),
+    judge: Annotated[str, typer.Option("--judge", metavar="NAME",
+                                       help="The judge to plan a certificate for.")] = "",
+    expect_tpr: Annotated[float | None, typer.Option(
+        "--expect-tpr", metavar="R",
+        help="The TPR to plan at, used as given. Default: the judge's dev TPR (shrunk), "
+             "else 0.9.")] = None,
+    expect_tnr: Annotated[float | None, typer.Option(
+        "--expect-tnr", metavar="R",
+        help="The TNR to plan at, used as given. Default: the judge's dev TNR (shrunk), "
+             "else 0.9.")] = None,
+    bar: Annotated[float, typer.Option(
+        help="The certification bar both lower bounds must reach.")] = 0.8,
+    power: Annotated[float, typer.Option(
+        help="The chance of a certificate to plan for, both classes together.")] = 0.8,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Plan a judge's certificate: test rows, labels to collect and the cost of the calls.
+
+    Per class, the test rows from which the chance of a certificate is at least
+    --power, at the expected rates, for the bound the next judges certify uses (Wilson
+    for a first look at the test rows, the anytime-valid bound after it); the labels
+    to collect for them at the current split ratios and class mix; and the cost of
+    certifying at the plan from prices.toml. No model call. Exit codes: 0 a plan; 1
+    calibration rows are rejected (the plan is still printed) or the exposure file is
+    broken; 2 usage error.
+    """
+    from introspection_cli.workflows.judge_plan import PlanSettings, plan_command
+
+    expect = {label: rate for label, rate in (("pass", expect_tpr), ("fail", expect_tnr))
+              if rate is not None}
+    settings = PlanSettings(judge=judge, expect=expect, bar=bar, power=power, fmt=fmt)
+    _finish(plan_command(recipe, settings), f"the {fmt} plan")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``certify``, ``estimate`` and ``status`` to the ``judges`` app."""
+    """Add ``certify``, ``estimate``, ``plan`` and ``status`` to the ``judges`` app."""
     app.command("certify")(certify)
     app.command("estimate")(estimate)
+    app.command("plan")(plan)
     app.command("status")(status)

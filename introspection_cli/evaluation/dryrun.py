@@ -13,8 +13,6 @@ No API key is needed and no SDK is imported.
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,15 +20,14 @@ from dataclasses import dataclass, field
 from introspection_cli.evaluation.cache import VerdictCache, default_cache_dir
 from introspection_cli.evaluation.cache_worker import CacheWorker
 from introspection_cli.evaluation.plan import JudgePlan
-from introspection_cli.evaluation.providers import ModelRequest, resolve_endpoint
+from introspection_cli.evaluation.providers import resolve_endpoint
 from introspection_cli.evaluation.runner import EvalOptions, make_plans
 from introspection_cli.evaluation.slots import row_slots
+from introspection_cli.evaluation.tokens import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+from introspection_cli.evaluation.tokens import OUTPUT_ESTIMATE as OUTPUT_ESTIMATE
+from introspection_cli.evaluation.tokens import estimate_tokens as estimate_tokens
+from introspection_cli.evaluation.tokens import request_tokens
 from introspection_cli.recipe.model import Recipe
-
-#: Characters per token, for the estimate.
-CHARS_PER_TOKEN = 4
-#: Output tokens a verdict with its reasoning is estimated to take.
-OUTPUT_ESTIMATE = 250
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,20 +53,6 @@ class DryRun:
     gated: int
     not_sent: int  # rows whose prompt is too large, or whose gate timed out
     warnings: tuple[str, ...] = field(default_factory=tuple)
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens in ``text``, estimated from its length."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def request_tokens(request: ModelRequest) -> tuple[int, int]:
-    """Estimated (input, output) tokens of ``request``."""
-    tool = json.dumps(dict(request.tool_schema), separators=(",", ":"))
-    tokens_in = estimate_tokens(request.system) + estimate_tokens(request.user) + \
-        estimate_tokens(request.tool_name + request.tool_description + tool)
-    limit = request.max_output_tokens
-    return tokens_in, OUTPUT_ESTIMATE if limit is None else min(limit, OUTPUT_ESTIMATE)
 
 
 def dry_run(recipe: Recipe, options: EvalOptions,

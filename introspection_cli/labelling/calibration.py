@@ -15,7 +15,7 @@ from introspection_cli.fixture import (
 )
 from introspection_cli.fixture import codes as fixture_codes
 from introspection_cli.fixture.byterule import LineEdit, WrittenFile, file_identity, split_lines
-from introspection_cli.runtime.localfiles import NotARegularFile, read_file
+from introspection_cli.localfiles import NotARegularFile, read_file
 
 #: Codes that leave a row writable by the byte rule.
 _WRITABLE = frozenset({fixture_codes.UNLABELLED})

@@ -33,7 +33,7 @@ from introspection_cli.labelling.calibration import CalibrationFile, Calibration
 from introspection_cli.labelling.result import CommandResult
 from introspection_cli.labelling.setlabels import NO_SPLIT, parse_split
 from introspection_cli.labelling.transcript import transcript_text
-from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
 COLUMNS = ("line", "conversation_id", "split", "expected", "transcript")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

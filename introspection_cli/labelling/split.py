@@ -1,18 +1,25 @@
 """``judges split``: give labelled rows a split, stratified by label, deterministically.
 
-For each label, the target size of each split is the ratio applied to all rows
-of that label; rows that already have a split count toward it and never move.
-The rows without one, taken in order of ``sha256(seed ":" conversation_id)``,
-each go to the split furthest below its target (ties: test, then dev, then
-train). Unlabelled rows keep ``split: null``. Same rows and seed, same result;
-a second run changes nothing.
+Splits are frozen: a row that has a split keeps it, so test rows stay held out
+and a rerun changes nothing. For each label, the target size of each split is
+the ratio applied to all rows of that label; rows that already have a split
+count toward it. The rows without one, taken in order of ``sha256(seed ":"
+conversation_id)``, each go to the split furthest below its target (ties:
+test, then dev, then train). Unlabelled rows keep ``split: null``.
+
+``--fill-test`` first sends rows without a split to ``test``, in the same
+order, until the test split holds the rows of each class its plan asks for
+(the plan's targets are computed by the caller: see
+:mod:`introspection_cli.workflows.judge_plan`); the rest go by the ratios.
+``--reset`` clears the split of every row never seen in test (per the judge's
+exposure file); a row seen in test keeps its split, and the reset says which.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,6 +28,7 @@ from introspection_cli.fixture import SPLITS, VERDICTS, FixtureRow
 from introspection_cli.fixture.byterule import LineEdit, plan_edit
 from introspection_cli.labelling.calibration import CalibrationFile
 from introspection_cli.labelling.result import CommandResult
+from introspection_cli.recipe.model import Judge
 from introspection_cli.statistics import rows_to_reach
 
 DEFAULT_RATIOS = "20:40:40"
@@ -69,15 +77,32 @@ def assign_splits(rows: Sequence[FixtureRow], ratios: Mapping[str, Fraction],
     return assigned
 
 
+def fill_test(rows: Sequence[FixtureRow], targets: Mapping[str, int | None], ratios:
+              Mapping[str, Fraction], seed: int) -> dict[int, str]:
+    """line -> new split: rows without one go to test, in the assignment order, until test
+    holds ``targets[label]`` rows of each label (None: no target, the plan is out of
+    reach); every other row without a split by the ratios (:func:`assign_splits`)."""
+    to_test: dict[int, str] = {}
+    for label, wanted in targets.items():
+        of_label = [row for row in rows if row.expected == label]
+        held = sum(row.split == "test" for row in of_label)
+        waiting = sorted((row for row in of_label if row.split is None),
+                         key=lambda row: order_key(seed, row.conversation_id))
+        to_test.update((row.line, "test") for row in waiting[:max(0, (wanted or 0) - held)])
+    rest = [replace(row, split=to_test[row.line]) if row.line in to_test else row
+            for row in rows]
+    return {**to_test, **assign_splits(rest, ratios, seed)}
+
+
 Table = dict[str | None, dict[str | None, int]]
 
 
 def split_label_table(rows: Sequence[FixtureRow],
-                      changes: Mapping[int, str] | None = None) -> Table:
+                      changes: Mapping[int, str | None] | None = None) -> Table:
     """split (None: no split) -> label (None: unlabelled) -> rows, after ``changes``."""
     table: Table = {split: dict.fromkeys((*VERDICTS, None), 0) for split in TABLE_SPLITS}
     for row in rows:
-        split = (changes or {}).get(row.line, row.split)
+        split = (changes or {}).get(row.line, row.split)  # None: cleared (--reset)
         table[split][row.expected] += 1
     return table
 
@@ -91,34 +116,113 @@ class SplitPlan:
     edits: list[LineEdit]
     table: Table
     warnings: list[str] = field(default_factory=list)
+    #: What the command says about this judge besides the table, one line each.
+    notes: list[str] = field(default_factory=list)
+    #: Problems that make the command exit 1 (rows seen in test that --reset keeps).
+    problems: list[str] = field(default_factory=list)
+
+
+#: label -> the test rows the judge's plan asks for (``--fill-test``); None: out of reach.
+TestTargets = Callable[[Judge], Mapping[str, "int | None"]]
 
 
 def plan_split(judge: str, calibration: CalibrationFile, ratios: Mapping[str, Fraction],
-               seed: int) -> SplitPlan:
-    """The edits and resulting table for one judge; nothing is written here."""
+               seed: int, targets: Mapping[str, int | None] | None = None) -> SplitPlan:
+    """The edits and resulting table for one judge; nothing is written here. With
+    ``targets``, test is filled to them first (:func:`fill_test`)."""
     rows = calibration.rows
-    changes = assign_splits(rows, ratios, seed)
+    changes = assign_splits(rows, ratios, seed) if targets is None else \
+        fill_test(rows, targets, ratios, seed)
+    plan = _planned(judge, calibration, changes)
+    plan.warnings = too_small_warnings(judge, plan.table, dev_expected=ratios["dev"] > 0)
+    plan.notes = _frozen_note(rows, changes)
+    if targets is not None:
+        plan.notes.insert(0, _fill_note(plan.table, targets))
+    return plan
+
+
+def _planned(judge: str, calibration: CalibrationFile, changes: Mapping[int, str | None]
+             ) -> SplitPlan:
     edits = []
     for line in sorted(changes):
         edit = plan_edit(line, calibration.line(line).text, {"split": changes[line]})
         if edit is not None:
             edits.append(edit)
-    table = split_label_table(rows, changes)
-    return SplitPlan(judge, calibration.path, edits, table, too_small_warnings(judge, table))
+    return SplitPlan(judge, calibration.path, edits,
+                     split_label_table(calibration.rows, changes))
 
 
-def too_small_warnings(judge: str, table: Table, bar: float = CERTIFY_BAR) -> list[str]:
-    """One warning per split holding fewer pass or fail rows than can ever certify at ``bar``."""
+def _frozen_note(rows: Sequence[FixtureRow], changes: Mapping[int, str]) -> list[str]:
+    """Why rows that have a split got none of the ratios (the 0 of "assigned 0 rows")."""
+    kept = sum(row.expected is not None and row.split is not None for row in rows)
+    if not kept:
+        return []
+    waiting = sum(row.expected is not None and row.split is None for row in rows)
+    return [f"{kept} labelled row(s) already have a split and keep it; "
+            f"{waiting} had none" + ("" if changes else
+                                     " (`judges split --reset` clears the splits of rows "
+                                     "never seen in test)")]
+
+
+def _fill_note(table: Table, targets: Mapping[str, int | None]) -> str:
+    parts = []
+    for label, wanted in targets.items():
+        held = table["test"][label]
+        if wanted is None:
+            parts.append(f"{label}: out of reach at the planned rate, no target (by the "
+                         "ratios)")
+        elif held < wanted:
+            parts.append(f"{label}: {held} of the {wanted} planned, {wanted - held} more to "
+                         "label")
+        else:
+            parts.append(f"{label}: {held}, the plan's {wanted} met")
+    return "--fill-test: test rows after it, against the plan (`judges plan`): " + \
+        "; ".join(parts)
+
+
+def plan_reset(judge: Judge, calibration: CalibrationFile) -> SplitPlan:
+    """``--reset``: clear the split of every row never seen in test; a row seen in test
+    keeps its split and is named."""
+    from introspection_cli.certification.exposure_file import exposure_path, read_looks
+
+    looks = read_looks(exposure_path(judge.path.parent, judge.name))
+    seen = {row.conversation_id for look in looks for row in look.rows}
+    with_split = [row for row in calibration.rows if row.split is not None]
+    kept = [row for row in with_split if row.conversation_id in seen]
+    plan = _planned(judge.name, calibration,
+                    {row.line: None for row in with_split if row not in kept})
+    plan.notes.append(f"--reset: {len(plan.edits)} row(s) never seen in test lose their split; "
+                      "`judges split` assigns them again")
+    if kept:
+        shown = ", ".join(f"{row.conversation_id} ({row.split}, line {row.line})"
+                          for row in kept[:10]) + (", ..." if len(kept) > 10 else "")
+        plan.problems.append(
+            f"judge {judge.name}: {len(kept)} row(s) seen in test keep their split: {shown}. "
+            "A row a judge was evaluated on in test is never moved (its figures would be "
+            "optimistic elsewhere); label fresh rows instead")
+    return plan
+
+
+def too_small_warnings(judge: str, table: Table, bar: float = CERTIFY_BAR, *,
+                       dev_expected: bool = True) -> list[str]:
+    """A warning when ``test`` holds fewer pass or fail rows than can ever certify at
+    ``bar``, and when ``dev`` holds no labelled row at all (when the ratios give it any);
+    train and a small dev are a choice, not a problem."""
     needed = rows_to_reach(bar) or 0  # a judge agreeing on every row; None only for bar 1
     warnings = []
-    for split in SPLITS:
-        short = [f"{table[split][label]} {label}" for label in ("pass", "fail")
-                 if table[split][label] < needed]
-        if short:
-            warnings.append(
-                f"judge {judge}: split {split} holds {' and '.join(short)} row(s), fewer than "
-                f"the {needed} of each needed before a judge can be certified on it (bar "
-                f"{bar:.2f}); label more rows of that class and run `judges split` again")
+    short = [f"{table['test'][label]} {label}" for label in ("pass", "fail")
+             if table["test"][label] < needed]
+    labelled = sum(table[split][label] for split in TABLE_SPLITS for label in VERDICTS)
+    if short and labelled:
+        warnings.append(
+            f"judge {judge}: split test holds {' and '.join(short)} row(s), fewer than the "
+            f"{needed} of each needed before a judge can be certified on it (bar {bar:.2f}); "
+            "label more rows of that class (`judges plan` says how many give a likely "
+            "certificate) and run `judges split` again")
+    if dev_expected and labelled and not any(table["dev"][label] for label in VERDICTS):
+        warnings.append(f"judge {judge}: split dev is empty: there are no rows to tune the "
+                        "rubric on, and plans assume a rate of 0.9 until `judges eval` "
+                        "measures one on dev")
     return warnings
 
 
@@ -138,15 +242,28 @@ def format_table(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
+def frozen_notice(ratios: str, *, reset: bool) -> str:
+    """What ``judges split`` says before anything else: splits are frozen."""
+    if reset:
+        return ("judges split --reset: the split of every row never seen in test is cleared; "
+                "a row seen in test keeps its split.\n")
+    return (f"judges split: splits are frozen (a row that has a split keeps it, so test rows "
+            f"stay held out); --ratios {ratios} apply only to labelled rows without a "
+            "split.\n")
+
+
 def run_split(recipe_path: Path, judge_names: Sequence[str], *, ratios: str, seed: int,
-              dry_run: bool) -> CommandResult:
-    """``judges split``: plan every selected judge, then write (unless ``dry_run``)."""
-    from introspection_cli.labelling.calibration import read_calibration, rejected_summary
+              dry_run: bool, reset: bool = False,
+              test_targets: TestTargets | None = None) -> CommandResult:
+    """``judges split``: plan every selected judge, then write (unless ``dry_run``).
+    ``reset``: clear the splits of rows never seen in test instead; ``test_targets``:
+    ``--fill-test``, with the test rows each judge's plan asks for."""
+    from introspection_cli.labelling.calibration import read_calibration
     from introspection_cli.labelling.recipe import load_labelling_recipe
 
     shares = parse_ratios(ratios)
     recipe, notes = load_labelling_recipe(recipe_path, judge_names)
-    result = CommandResult(problems=list(notes))
+    result = CommandResult(stdout=frozen_notice(ratios, reset=reset), problems=list(notes))
     if not dry_run:  # refuse a file it cannot write before writing any
         from introspection_cli.fixture.target import writable_target
 
@@ -154,18 +271,35 @@ def run_split(recipe_path: Path, judge_names: Sequence[str], *, ratios: str, see
             writable_target(judge.calibration_path)
     for judge in recipe:
         calibration = read_calibration(judge.calibration_path)
-        plan = plan_split(judge.name, calibration, shares, seed)
-        if plan.edits and not dry_run:
-            from introspection_cli.fixture.byterule import write_edits
-
-            write_edits(calibration.path, plan.edits)
-        verb = "would assign" if dry_run else "assigned"
-        result.stdout += (f"judge {judge.name}: {verb} a split to {len(plan.edits)} row(s) in "
-                          f"{calibration.path}{' (dry run: nothing written)' if dry_run else ''}"
-                          f"\n{format_table(plan.table)}\n")
-        result.problems += [f"warning: {warning}" for warning in plan.warnings]
-        rejected = rejected_summary(calibration)
-        if rejected is not None:
-            result.problems.append(rejected)
-            result.exit_code = 1
+        if reset:
+            plan = plan_reset(judge, calibration)
+        else:
+            targets = None if test_targets is None else test_targets(judge)
+            plan = plan_split(judge.name, calibration, shares, seed, targets)
+        _report(result, plan, calibration, dry_run=dry_run, reset=reset)
     return result
+
+
+def _report(result: CommandResult, plan: SplitPlan, calibration: CalibrationFile, *,
+            dry_run: bool, reset: bool) -> None:
+    """Write ``plan`` (unless ``dry_run``) and add what it did to ``result``."""
+    from introspection_cli.labelling.calibration import rejected_summary
+
+    if plan.edits and not dry_run:
+        from introspection_cli.fixture.byterule import write_edits
+
+        write_edits(calibration.path, plan.edits)
+    verb = ("would clear" if dry_run else "cleared") if reset else \
+        ("would assign" if dry_run else "assigned")
+    what = "the split of" if reset else "a split to"
+    result.stdout += (f"judge {plan.judge}: {verb} {what} {len(plan.edits)} row(s) in "
+                      f"{calibration.path}{' (dry run: nothing written)' if dry_run else ''}"
+                      "\n" + "".join(f"  {note}\n" for note in plan.notes)
+                      + f"{format_table(plan.table)}\n")
+    result.problems += [f"warning: {warning}" for warning in plan.warnings]
+    result.problems += plan.problems
+    rejected = rejected_summary(calibration)
+    if rejected is not None:
+        result.problems.append(rejected)
+    if rejected is not None or plan.problems:
+        result.exit_code = 1

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from introspection_cli.diagnostics import Diagnostic, Severity, error, warning
 from introspection_cli.errors import UsageError
@@ -63,6 +65,29 @@ class RecipeResult:
         return sum(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
+class DirectoryFindings(Protocol):
+    """What rules over a whole ``judges/`` directory found: diagnostics, and notes for the user."""
+
+    diagnostics: list[Diagnostic]
+    notes: list[str]
+
+
+class JudgesDirectoryRules(Protocol):
+    """Rules over a whole ``judges/`` directory, run once each of its files is checked.
+
+    The certificate rules are these (``check`` passes
+    :func:`introspection_cli.certification.check_rules.certificate_diagnostics`): they
+    verify certificates, which sit above the recipe layer, so they are handed in.
+    ``listing`` is the directory's entries, ``judge_files`` the stems of its judge
+    files (valid or not), ``judges`` the judges without errors, ``display`` how each
+    path is shown and ``real_root`` the recipe's resolved root.
+    """
+
+    def __call__(self, listing: Sequence[Path], judge_files: Collection[str],
+                 judges: Mapping[str, Judge], *, display: Mapping[Path, str],
+                 real_root: str) -> DirectoryFindings: ...
+
+
 def display_path(path: Path) -> str:
     """``path`` relative to the working directory when it is below it, else absolute."""
     absolute = os.path.abspath(path)
@@ -71,12 +96,12 @@ def display_path(path: Path) -> str:
 
 
 def check_recipe(root: Path, *, verify_calibration: bool = True,
-                 require_certified: bool = False, min_bar: float = 0.8) -> RecipeResult:
+                 judges_rules: JudgesDirectoryRules | None = None) -> RecipeResult:
     """Run every rule on the recipe at ``root`` (a directory containing SYSTEM.md).
 
-    ``require_certified`` makes a judge with calibration data but no valid
-    certificate an error (``judge-not-certified``); a certificate below ``min_bar``
-    is not valid.
+    ``judges_rules`` run on each ``judges/`` directory once its files are checked
+    (``check`` passes the certificate rules, with its ``--require-certified`` and
+    ``--min-bar``).
 
     ``verify_calibration=False`` skips the row-level verification of calibration
     files (``judges eval`` verifies and lists rejected rows itself).
@@ -101,8 +126,7 @@ def check_recipe(root: Path, *, verify_calibration: bool = True,
             agents.append(info)
     result.diagnostics.extend(check_agents_together(agents, {s.name for s in skills},
                                                     skill_dirs))
-    _check_judges(root / "judges", result, verify_calibration, real_root, require_certified,
-                  min_bar)
+    _check_judges(root / "judges", result, verify_calibration, real_root, judges_rules)
     result.diagnostics.extend(leftover_temp_files(root, result.display))
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
@@ -236,8 +260,7 @@ def _check_linked_directory(path: Path, result: RecipeResult, real_root: str) ->
 
 
 def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bool,
-                  real_root: str, require_certified: bool = False,
-                  min_bar: float = 0.8) -> None:
+                  real_root: str, judges_rules: JudgesDirectoryRules | None) -> None:
     listing = _listing(judges_dir, result, real_root)
     judge_files = _yaml_files(listing, result, real_root)
     stems = {p.name.removesuffix(p.suffix) for p, _ in judge_files}
@@ -269,12 +292,9 @@ def _check_judges(judges_dir: Path, result: RecipeResult, verify_calibration: bo
             found, rows = calibration_diagnostics(path, display)
             result.diagnostics.extend(found)
             result.checked.calibration_rows += rows
-    if verify_calibration:
-        from introspection_cli.recipe.certificate_rules import certificate_diagnostics
-
-        rules = certificate_diagnostics(
-            listing, stems, result.judges, display={p: display_path(p) for p in listing},
-            real_root=real_root, require_certified=require_certified, min_bar=min_bar)
+    if verify_calibration and judges_rules is not None:
+        rules = judges_rules(listing, stems, result.judges,
+                             display={p: display_path(p) for p in listing}, real_root=real_root)
         result.diagnostics.extend(rules.diagnostics)
         result.notes.extend(rules.notes)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from introspection_cli.workflows.doctor import DoctorReport
+from introspection_cli.workflows.doctor_findings import DoctorReport
 
 _WIDTH = max(len("problem"), len("note"), len("ok"))
 

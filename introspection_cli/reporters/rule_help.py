@@ -202,8 +202,10 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
         'not a certificate: not JSON (the line is named), not UTF-8, a repeated key, '
         'not matching schemas/certificate.schema.json (the JSON path is named), naming '
         'another judge than its file name; or a claim that does not follow: a bound '
-        'that is not the Wilson bound of its counts at its level, low > value or value '
-        '> high, more errors than rows, counts its per-row outcomes and the calibration '
+        'that is not the bound of its counts at its level by the method its looks call '
+        'for (Wilson at the first look, the anytime-valid beta-binomial bound after '
+        "earlier looks, with that method's own parameters), low > value or value > "
+        'high, more errors than rows, counts its per-row outcomes and the calibration '
         "file's labels do not give, a run the exposure file does not hold, a provider "
         'or model its fingerprint was not made from, a lower bound below its own bar, '
         'or a bar below 0.80 (check --min-bar X lowers that floor)',

@@ -7,7 +7,6 @@ Modules, by responsibility::
     client.py       HttpRuntimeClient: the RuntimeApi over httpx, with retries
     wirejson.py     an export answer decoded leniently: each object as the exact line written
     auth.py         login / logout
-    localfiles.py   reading the user's files without blocking on a FIFO or a device
     ids.py          reading an ids file
     appendfile.py   reading an existing calibration file and appending to it untouched
     accept.py       which exported objects are written, which requested ids failed, warnings

@@ -19,7 +19,7 @@ from introspection_cli.fixture.target import (
     replace_file,
     writable_target,
 )
-from introspection_cli.runtime.localfiles import NotARegularFile, read_file
+from introspection_cli.localfiles import NotARegularFile, read_file
 
 _IGNORED_ON_EXPORT = frozenset({"fixture-unlabelled"})
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.errors import UsageError
-from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
 #: Tens of thousands of ids, with comments; a bound for a pipe that never ends.
 MAX_IDS_FILE_BYTES = 1 << 20

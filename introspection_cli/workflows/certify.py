@@ -95,7 +95,7 @@ def certify_judges(path: Path, options: EvalOptions, settings: CertifySettings, 
     settings.check()
     recipe, warnings = load_valid_recipe(path, settings.judges)
     candidates = [prepare(judge, provider=options.provider, model=options.model,
-                          split=settings.split, bar=settings.bar)
+                          split=settings.split, bar=settings.bar, samples=options.samples)
                   for judge in select_judges(recipe, settings.judges)]
     tested = [candidate for candidate in candidates if candidate.early is None]
     notes = list(warnings)
@@ -136,7 +136,7 @@ def _decide(tested: Sequence[Candidate], settings: CertifySettings) -> None:
         assert candidate.run is not None
         return decide(candidate.run.rows, bar=settings.bar,
                       max_error_rate=settings.max_error_rate, bar_na=settings.bar_na,
-                      alpha=alpha)
+                      alpha=alpha, bound=candidate.bound)
 
     if settings.family_wise is None:
         for candidate in tested:

@@ -5,20 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from introspection_cli.certification.decision import (
-    CLASSES,
-    Certification,
-    Rate,
-    interval_name,
-    z_for,
-)
+from introspection_cli.certification.bounds import METHODS, BoundMethod, method_for, plan_for
+from introspection_cli.certification.decision import CLASSES, Certification, Rate
 from introspection_cli.certification.exposure import Exposure
 from introspection_cli.certification.power import (
     ASSUMED_RATE,
     PowerPlan,
     class_mix,
     describe_plan,
-    plan_with_power,
     share_reaching,
     shrunk_rate,
 )
@@ -27,9 +21,18 @@ from introspection_cli.workflows.certify_steps import Candidate
 Plan = tuple[PowerPlan, dict[str, str]]
 
 
+def next_bound(candidate: Candidate) -> BoundMethod:
+    """The bound the next certification of these rows will be decided with: after a look
+    at them, the anytime-valid one."""
+    if candidate.look is None:
+        return candidate.bound
+    return method_for(candidate.sequential_looks + 1)
+
+
 def power_plan(decision: Certification, candidate: Candidate, split: str) -> Plan:
-    """The plan with power for the split: at the rates this run measured on it, shrunk, or
-    an assumed one before a run; and where each rate comes from, in words."""
+    """The plan with power for the split, for the bound the next look will use: at the
+    rates this run measured on it, shrunk, or an assumed one before a run; and where each
+    rate comes from, in words."""
     rates: dict[str, float] = {}
     sources: dict[str, str] = {}
     for label, name in CLASSES.items():
@@ -41,9 +44,9 @@ def power_plan(decision: Certification, candidate: Candidate, split: str) -> Pla
             sources[label] = (f"{split} {name.upper()} {rate.interval.value:.3f} over "
                               f"{rate.n} rows, shrunk")
     table = candidate.split.table
-    plan = plan_with_power(rates, decision.scorable, bar=decision.bar,
-                           test_share=share_reaching(table, split),
-                           class_mix=class_mix(table), z=z_for(decision.alpha))
+    plan = plan_for(next_bound(candidate), rates, decision.scorable, bar=decision.bar,
+                    alpha=decision.alpha, test_share=share_reaching(table, split),
+                    class_mix=class_mix(table))
     return plan, sources
 
 
@@ -80,8 +83,8 @@ def payload(candidate: Candidate, split: str, samples: int, plan: Plan,
         # A run whose every test row was an error judged nothing and recorded no look.
         "exposure": {**exposure.as_json(), "clean": exposure.clean}
         if candidate.look is not None else None,
-        "sequential": {"looks": max(1, candidate.sequential_looks), "method": "wilson"}
-        if ran else None,
+        "sequential": {"looks": max(1, candidate.sequential_looks),
+                       "method": decision.bound.name} if ran else None,
         "test_fingerprints_seen": exposure.fingerprints if ran else None,
         "rejected": [{"line": line, "code": code, "message": message}
                      for line, code, message in candidate.split.rejected],
@@ -103,12 +106,13 @@ def text(data: Mapping[str, Any], plan: Plan) -> str:
              f"{labelled.get('fail', 0)} fail, {labelled.get('not_applicable', 0)} "
              f"not_applicable)"]
     if data["sequential"] is not None:  # the judge ran: what it measured
-        name = interval_name(data["alpha"])
+        name = METHODS[data["sequential"]["method"]].interval_name(data["alpha"])
         lines += [f"  errors     {data['errors']} (at most {data['max_error_rate']:g} of the "
                   "rows)",
                   *(_rate_line(rate, data[rate], data["bar"] if rate != "na_recall" else
                                data["bar_na"], name) for rate in ("tpr", "tnr", "na_recall")),
-                  f"  level      {_level(data)}"]
+                  f"  level      {_level(data)}",
+                  f"  bound      {_bound(data['sequential'])}"]
         if data["exposure"] is not None:
             lines.append(f"  exposure   {exposure_text(data['exposure'])}")
     if data["decision"] == "certified":
@@ -139,6 +143,14 @@ def _level(data: Mapping[str, Any]) -> str:
         return own + " (per judge)"
     return (f"{own}: {family['method']} over {family['judges']} judges keeps the chance of "
             f"any wrong certificate among them at {family['alpha']:g}")
+
+
+def _bound(sequential: Mapping[str, Any]) -> str:
+    looks = sequential["looks"]
+    if sequential["method"] == "wilson":
+        return "Wilson: the first look at these rows under this procedure"
+    return (f"anytime-valid ({sequential['method']} mixture): look {looks} at these rows under "
+            "this procedure, so a look after every labelling round keeps the level")
 
 
 def exposure_text(exposure: Mapping[str, Any]) -> str:

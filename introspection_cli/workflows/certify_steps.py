@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from introspection_cli.certification.bounds import WILSON, BoundMethod, method_for
 from introspection_cli.certification.certificate import (
     LABELS,
     OUTCOMES,
@@ -64,6 +65,9 @@ class Candidate:
     exposure: Exposure = NO_EXPOSURE
     #: Looks at these rows under this procedure, this one included.
     sequential_looks: int = 1
+    #: The bound this look is decided with: Wilson for a first look, the anytime-valid
+    #: bound when the exposure file shows earlier ones under the same procedure.
+    bound: BoundMethod = WILSON
     decision: Certification | None = None
     family: FamilyWise | None = None
 
@@ -79,26 +83,34 @@ class Candidate:
 
 
 def prepare(judge: Judge, *, provider: str | None, model: str | None, split: str,
-            bar: float) -> Candidate:
-    """A judge's candidate, from its files: the split's rows, and the decision they make
-    alone if they do. Raises when the certificate cannot be written or the exposure file
-    cannot be read (before any model call is paid for)."""
+            bar: float, samples: int = 1) -> Candidate:
+    """A judge's candidate, from its files: the split's rows, the bound its look will be
+    decided with, and the decision the rows make alone if they do. Raises when the
+    certificate cannot be written or the exposure file cannot be read (before any model
+    call is paid for)."""
     chosen_provider, chosen_model = provider or judge.llm.provider, model or judge.llm.model
     identity = judge_identity(judge, provider=chosen_provider, model=chosen_model)
     target = certificate_path(judge.path.parent, judge.name)
     check_output_target(target, flag="the certificate")
     rows = read_split(judge.calibration_path, split) if judge.calibration_path.is_file() \
         else SplitRows([], [])
-    if split == "test":
-        read_looks(exposure_path(judge.path.parent, judge.name))  # a broken file: refused
     candidate = Candidate(judge, identity, chosen_provider, chosen_model, target, rows)
+    if split == "test":  # a broken exposure file is refused here
+        looks = read_looks(exposure_path(judge.path.parent, judge.name))
+        earlier = looks_under(looks, (identity.fingerprint, samples), _test_rows(rows))
+        candidate.bound = method_for(earlier + 1)
     labelled = {label: sum(row.expected == label for row in rows.rows) for label in LABELS}
     if rows.rejected:
         candidate.early = rejected_rows(labelled, bar,
                                         sorted({line for line, _, _ in rows.rejected}))
     else:
-        candidate.early = insufficient(labelled, bar, labelled=labelled)
+        candidate.early = insufficient(labelled, bar, labelled=labelled,
+                                       bound=candidate.bound)
     return candidate
+
+
+def _test_rows(split: SplitRows) -> dict[str, tuple[str, str]]:
+    return {row.conversation_id: (row.snapshot_hash, row.expected) for row in split.rows}
 
 
 def record_exposure(candidate: Candidate, *, samples: int, cache_dir: Path,
@@ -113,14 +125,16 @@ def record_exposure(candidate: Candidate, *, samples: int, cache_dir: Path,
                                samples=samples, temperature=candidate.judge.llm.temperature)
     looks = read_looks(exposure_path(judges_dir, name)) if candidate.look is None else \
         record_look(judges_dir, name, candidate.look, cache_dir=cache_dir)
-    test_rows = {row.conversation_id: (row.snapshot_hash, row.expected)
-                 for row in candidate.split.rows}
+    test_rows = _test_rows(candidate.split)
     latest = None if candidate.look is None else {
         row.conversation_id: row.outcome for row in run.rows
         if row.split == "test" and row.outcome != "error"}
     candidate.exposure = derive_exposure(looks, test_rows, latest=latest)
     candidate.sequential_looks = looks_under(looks, (candidate.identity.fingerprint, samples),
                                              test_rows)
+    # The file is the truth (another run may have looked since prepare): this look is the
+    # sequential_looks-th, or the next one when it judged no row and was not recorded.
+    candidate.bound = method_for(candidate.sequential_looks + (candidate.look is None))
 
 
 def build_certificate(candidate: Candidate, *, split: str, samples: int,
@@ -141,7 +155,9 @@ def build_certificate(candidate: Candidate, *, split: str, samples: int,
         _record(decision.tpr), _record(decision.tnr),
         None if decision.na_recall is None else _record(decision.na_recall), decision.errors,
         confusion, tuple((row.conversation_id, row.outcome) for row in run.rows),
-        candidate.exposure, accepted, Sequential(max(1, candidate.sequential_looks)),
+        candidate.exposure, accepted,
+        Sequential(max(1, candidate.sequential_looks), decision.bound.name,
+                   decision.bound.parameters),
         tool_version(), certified_at)
 
 

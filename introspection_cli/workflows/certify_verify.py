@@ -4,7 +4,7 @@
 prove the model said what the certificate records. ``--verify`` runs the
 recorded procedure (the certified fingerprint: its provider, model and
 parameters, and its samples) on the recorded rows, through the verdict cache
-like any run, decides again at the recorded bar, level and error ceiling, and
+like any run, decides again at the recorded bar, level, bound and error ceiling, and
 exits 1 when the decision differs: for CI that holds the API keys. The run is
 a look at the test rows like any other, so it is recorded in the exposure file.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from introspection_cli.certification.bounds import METHODS
 from introspection_cli.certification.certificate import (
     Certificate,
     certificate_path,
@@ -113,7 +114,8 @@ def _rerun(recipe: Recipe, judge: Judge, certificate: Certificate, options: Eval
             record_look(judge.path.parent, judge.name, look,
                         cache_dir=options.cache_dir or default_cache_dir())
     decision = decide(run.rows, bar=certificate.bar, max_error_rate=certificate.max_error_rate,
-                      bar_na=certificate.bar_na, alpha=certificate.alpha)
+                      bar_na=certificate.bar_na, alpha=certificate.alpha,
+                      bound=METHODS[certificate.sequential.method])
     changed = [[row.conversation_id, recorded[row.conversation_id], row.outcome]
                for row in run.rows if recorded[row.conversation_id] != row.outcome]
     data = _data(judge.name, certificate, decision, changed)

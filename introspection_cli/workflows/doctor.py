@@ -19,53 +19,16 @@ import platform
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
-from introspection_cli.errors import ConfigError, ExitCode
+from introspection_cli.errors import ConfigError
 from introspection_cli.evaluation.providers import API_KEY_ENV, BASE_URL_ENV, resolve_endpoint
 from introspection_cli.runtime.credentials import mask_url
+from introspection_cli.workflows.doctor_findings import DoctorReport, Finding
 
-Status = Literal["ok", "note", "problem"]
 DISTRIBUTION = "introspection-cli"
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One thing doctor looked at: what it found, and for a problem, what to do."""
-
-    topic: str
-    status: Status
-    detail: str
-    fix: str | None = None
-    #: The same facts for machines (JSON values; never a secret).
-    facts: Mapping[str, Any] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "status": self.status, "detail": self.detail,
-                "fix": self.fix, "facts": dict(self.facts)}
-
-
-@dataclass(frozen=True, slots=True)
-class DoctorReport:
-    """Every finding, in the order they are printed."""
-
-    findings: tuple[Finding, ...]
-
-    @property
-    def problems(self) -> int:
-        return sum(f.status == "problem" for f in self.findings)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """1 when anything needs fixing, else 0."""
-        return ExitCode.PROBLEMS if self.problems else ExitCode.OK
-
-    def as_json(self) -> dict[str, Any]:
-        return {"ok": not self.problems, "problems": self.problems,
-                "findings": [f.as_json() for f in self.findings]}
 
 
 def run_doctor(environ: Mapping[str, str]) -> DoctorReport:

@@ -24,7 +24,7 @@ from introspection_cli.runtime.credentials import (
     resolve_credentials,
 )
 from introspection_cli.runtime.interface import TokenRejected
-from introspection_cli.workflows.doctor import Finding
+from introspection_cli.workflows.doctor_findings import Finding
 
 _LOGIN = "introspection login --url https://your-runtime.example"
 

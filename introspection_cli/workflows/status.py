@@ -21,19 +21,27 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from introspection_cli.certification.bounds import (
+    DEFAULT_ALPHA,
+    WILSON,
+    BoundMethod,
+    method_for,
+    plan_for,
+)
 from introspection_cli.certification.certificate import (
     Certificate,
     LabelledRow,
     certificate_path,
     read_certificate,
 )
-from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
+from introspection_cli.certification.exposure import Exposure, Look, derive_exposure, looks_under
 from introspection_cli.certification.power import (
     ASSUMED_RATE,
+    PLAN_POWER,
     PowerPlan,
     class_mix,
-    plan_with_power,
     share_reaching,
     shrunk_rate,
 )
@@ -43,7 +51,10 @@ from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, compile_gate
 from introspection_cli.evaluation.ledger import Ledger
 from introspection_cli.recipe.model import Judge
-from introspection_cli.statistics import Interval, rows_to_reach, wilson_interval
+from introspection_cli.statistics import Interval, wilson_interval
+
+if TYPE_CHECKING:
+    from introspection_cli.fixture import FixtureRow
 
 LABELS = ("pass", "fail", "not_applicable", "unlabelled")
 SPLIT_ROWS = ("train", "dev", "test", "unsplit")
@@ -69,6 +80,9 @@ class RowCounts:
     dev_labels: dict[str, str] = field(default_factory=dict)
     #: The labelled rows of the certificate's split, in file order.
     certified_split_rows: list[LabelledRow] = field(default_factory=list)
+    #: The first verified rows of the file, when asked for (``judges plan`` prices their
+    #: prompts).
+    sample: list[FixtureRow] = field(default_factory=list)
 
     def labelled(self, label: str, split: str | None = None) -> int:
         splits = SPLIT_ROWS if split is None else (split,)
@@ -76,8 +90,9 @@ class RowCounts:
 
 
 def count_rows(judge: Judge, certified_split: str | None,
-               regex_timeout: float = DEFAULT_REGEX_TIMEOUT) -> RowCounts:
-    """Read ``judge``'s calibration file once and count what status shows."""
+               regex_timeout: float = DEFAULT_REGEX_TIMEOUT, *, keep: int = 0) -> RowCounts:
+    """Read ``judge``'s calibration file once and count what status shows (and keep the
+    first ``keep`` verified rows)."""
     from introspection_cli.fixture import verify_calibration_file
     from introspection_cli.fixture.codes import BLANK_LINE, UNLABELLED
 
@@ -100,6 +115,8 @@ def count_rows(judge: Judge, certified_split: str | None,
             counts.rejected.update(codes - {BLANK_LINE})
             continue
         rows += 1
+        if keep and len(counts.sample) < keep:
+            counts.sample.append(row)
         split, expected = row.split, row.expected
         by_split_label[split, expected] += 1
         if gate is not None:
@@ -167,7 +184,8 @@ class Plan:
     certified, at its dev rates shrunk
     (:func:`~introspection_cli.certification.power.shrunk_rate`), or at an
     assumed rate for a class without dev figures (``assumed`` lists those);
-    ``never`` lists classes whose planned rate leaves the bar out of reach.
+    ``never`` lists classes whose planned rate leaves the bar out of reach;
+    ``given`` those planned at a rate the user gave (``judges plan --expect-tpr``).
     """
 
     bar: float
@@ -176,26 +194,49 @@ class Plan:
     power: PowerPlan
     assumed: tuple[str, ...] = ()
     never: tuple[str, ...] = ()
+    given: tuple[str, ...] = ()
 
 
-def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float) -> Plan:
-    floor = rows_to_reach(bar)
+def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float,
+              bound: BoundMethod = WILSON, *, given: Mapping[str, float] | None = None,
+              power: float = PLAN_POWER) -> Plan:
+    """The plan for the judge's next certification, decided with ``bound``: at the rates
+    ``given`` (label -> rate, used as given), else the dev figures shrunk, else assumed."""
+    floor = bound.floor(bar, DEFAULT_ALPHA)
     if floor is None:
         raise ValueError(f"no number of rows reaches a bar of {bar:g}")
     test = {label: counts.labelled(label, "test") for label in PLANNED}
     perfect = {label: max(0, floor - test[label]) for label in PLANNED}
-    rates: dict[str, float] = {}
+    rates = dict(given or {})
     assumed: list[str] = []
     for label, (rows, agreed) in _dev_counts(dev).items():
+        if label in rates:
+            continue
         if rows:
             rates[label] = shrunk_rate(agreed, rows)
         else:
             rates[label] = ASSUMED_RATE
             assumed.append(label)
-    power = plan_with_power(rates, test, bar=bar, test_share=share_reaching(counts.table),
-                            class_mix=class_mix(counts.table))
-    never = tuple(label for label, plan in power.classes.items() if plan.rows is None)
-    return Plan(bar, floor, perfect, power, tuple(assumed), never)
+    planned = plan_for(bound, {label: rates[label] for label in PLANNED}, test, bar=bar,
+                       alpha=DEFAULT_ALPHA, test_share=share_reaching(counts.table),
+                       class_mix=class_mix(counts.table), power=power)
+    never = tuple(label for label, plan in planned.classes.items() if plan.rows is None)
+    return Plan(bar, floor, perfect, planned, tuple(assumed), never, tuple(given or ()))
+
+
+def rate_sources(dev: DevFigures | None, plan: Plan) -> dict[str, str]:
+    """label -> where the rate its plan assumes comes from, in words."""
+    sources = {}
+    for label, name in PLANNED.items():
+        rows = 0 if dev is None else (dev.pass_rows if label == "pass" else dev.fail_rows)
+        rate = None if dev is None else (dev.tpr if label == "pass" else dev.tnr)
+        if label in plan.given:
+            sources[label] = f"{name.upper()} as expected"
+        elif label in plan.assumed or rate is None:
+            sources[label] = f"{name.upper()} assumed"
+        else:
+            sources[label] = f"dev {name.upper()} {rate.value:.3f} over {rows} rows, shrunk"
+    return sources
 
 
 def _dev_counts(dev: DevFigures | None) -> dict[str, tuple[int, int]]:
@@ -249,7 +290,15 @@ def judge_status(judge: Judge, ledger: Ledger, bar: float) -> JudgeStatus:
     dev = dev_figures(counts.dev_labels, ledger.outcomes(judge.name, fingerprint)) \
         if counts.dev_labels else None
     return JudgeStatus(judge.name, judge.calibration_path, fingerprint, counts, state,
-                       exposure, dev, make_plan(counts, dev, bar), problem)
+                       exposure, dev, make_plan(counts, dev, bar, next_bound(
+                           looks or [], fingerprint, counts.test_rows)), problem)
+
+
+def next_bound(looks: Sequence[Look], fingerprint: str,
+               test_rows: Mapping[str, tuple[str, str]]) -> BoundMethod:
+    """The bound ``judges certify`` (one sample per row) would decide these test rows with:
+    the anytime-valid one once the judge's current version has looked at them."""
+    return method_for(looks_under(looks, (fingerprint, 1), test_rows) + 1)
 
 
 def _newest_outcomes(read: object, looks: Sequence[Look]) -> dict[str, str] | None:
@@ -278,39 +327,3 @@ class StatusResult:
     stdout: str
     exit_code: int
     problems: tuple[str, ...] = ()
-
-
-def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: str = "text",
-                   cache_dir: Path | None = None) -> StatusResult:
-    """``judges status``: the report to print; exit 1 when any row is rejected."""
-    import math
-
-    from introspection_cli.errors import UsageError
-    from introspection_cli.evaluation.ledger import LEDGER_FILE
-    from introspection_cli.recipe.selection import load_valid_recipe, select_judges
-    from introspection_cli.reporters.status_report import render_status_json, render_status_text
-
-    if fmt not in ("text", "json"):
-        raise UsageError(f"unknown format {fmt!r}; use one of: text, json")
-    if not (math.isfinite(bar) and 0 < bar < 1):
-        raise UsageError(f"--bar {bar} must be a number above 0 and below 1")
-    recipe, warnings = load_valid_recipe(path, names)
-    judges = select_judges(recipe, names)
-    ledger = Ledger((cache_dir or _cache_dir()) / LEDGER_FILE)
-    try:
-        statuses = recipe_status(judges, ledger, bar)
-    finally:
-        ledger.close()
-    render = render_status_json if fmt == "json" else render_status_text
-    problems = [f"judge {s.name}: {s.counts.rejected_rows} calibration row(s) rejected; "
-                f"`introspection check {path}` lists them" for s in statuses
-                if s.counts.rejected_rows]
-    notes = [*warnings, *dict.fromkeys(ledger.warnings)]
-    return StatusResult(render(str(path), statuses), 1 if problems else 0,
-                        (*problems, *(f"warning: {note}" for note in notes)))
-
-
-def _cache_dir() -> Path:
-    from introspection_cli.evaluation.cache_dir import default_cache_dir
-
-    return default_cache_dir()

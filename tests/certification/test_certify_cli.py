@@ -17,6 +17,7 @@ import pytest
 from scipy.stats import beta
 
 from introspection_cli.resources import load_schema
+from tests.certification.anytime_oracle import oracle_anytime_plan
 from tests.certification.test_power import oracle_plan
 from tests.conftest import run_cli
 from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE, fixture_row, write_recipe
@@ -166,11 +167,18 @@ def test_a_missed_bound_is_not_certified_and_writes_nothing(tmp_path: Path,
     root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=3))
     planned = json.loads(certify(root, tmp_path / "cache", "--format", "json").stdout)
     # More rows are planned at this split's own rates, shrunk: 17 of 20 plans at 0.751, out
-    # of reach at 0.80; 16 of 16 at 0.971 (the test's oracle is scipy's binomial).
+    # of reach at 0.80; 16 of 16 at 0.971. The next look at these rows is a second one, so
+    # the plan is for the anytime-valid bound it will be decided with (the oracles: scipy's
+    # binomial and incomplete beta); Wilson's would be fewer.
     tnr = float(beta.ppf(0.2, 16.5, 0.5))
     assert planned["plan"]["classes"]["pass"]["rate"] == pytest.approx(beta.ppf(0.2, 17.5, 3.5))
+    assert planned["plan"]["bound"] == "beta-binomial"
     assert planned["needed"] == {"pass": None,
-                                 "fail": oracle_plan(tnr, 0.8, math.sqrt(0.8), 300) - 16}
+                                 "fail": oracle_anytime_plan(tnr, 0.8, math.sqrt(0.8)) - 16}
+    assert oracle_plan(tnr, 0.8, math.sqrt(0.8), 300) < oracle_anytime_plan(
+        tnr, 0.8, math.sqrt(0.8))
+    # The text of a first look (a second one is insufficient data: see test_sequential).
+    root = _recipe(tmp_path / "text", _rows(20, 16, wrong_passes=3))
     result = certify(root, tmp_path / "cache")
     assert result.returncode == 1
     assert "not certified:" in result.stdout and "tpr is 0.850 over 20 rows" in result.stdout

@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from introspection_cli.certification.exposure import (
     Look,
     SeenRow,
@@ -23,6 +25,7 @@ from introspection_cli.certification.exposure import (
 from introspection_cli.certification.exposure_file import parse_looks, read_looks
 from introspection_cli.evaluation.ledger import open_ledger, record_run
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
+from tests.certification.anytime_oracle import oracle_lower
 from tests.certification.test_certify_cli import _recipe, _rows, certify, check
 from tests.conftest import run_cli
 from tests.evaluation.conftest import GATED_JUDGE, fixture_row, write_recipe
@@ -118,7 +121,8 @@ def test_estimate_from_a_reports_test_split_is_a_look(tmp_path: Path,
 
 def test_the_old_ledger_is_migrated_once_when_the_file_is_created(
         tmp_path: Path, stub: StubModelServer) -> None:
-    root = _recipe(tmp_path / "r", _rows(16, 16))
+    # 24 rows of each: enough for the anytime-valid bound a second look is decided with.
+    root = _recipe(tmp_path / "r", _rows(24, 24))
     cache = tmp_path / "cache"
     ledger = open_ledger(cache)
     old = tuple(RowOutcome(i, f"test_pass_{i}", "test", "pass", "pass") for i in range(3))
@@ -156,15 +160,18 @@ def _move_to_dev(root: Path, ids: set[str]) -> None:
 
 def test_moving_the_misjudged_test_rows_to_dev_is_seen(tmp_path: Path,
                                                        stub: StubModelServer) -> None:
-    # TPR 18/20 misses 0.80 (lower bound 0.699); the two misjudged rows moved to dev make
-    # it 18/18 (0.824): certified, but the exposure records both rows as moved.
-    root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=2))
+    # TPR 28/30 misses 0.80 (Wilson lower bound 0.787); the two misjudged rows moved to dev
+    # make it 28/28: certified at this second look even by the anytime-valid bound (0.827),
+    # but the exposure records both rows as moved.
+    root = _recipe(tmp_path / "r", _rows(30, 30, wrong_passes=2))
     assert certify(root, tmp_path / "cache").returncode == 1
     _move_to_dev(root, {"test_pass_0", "test_pass_1"})
     again = certify(root, tmp_path / "cache", "--format", "json")
     assert again.returncode == 0, again.stderr
     payload = json.loads(again.stdout)
-    assert round(payload["tpr"]["low"], 3) == 0.824
+    assert payload["sequential"] == {"looks": 2, "method": "beta-binomial"}
+    assert payload["tpr"]["low"] == pytest.approx(oracle_lower(28, 28, 0.025), abs=1e-9)
+    assert round(payload["tpr"]["low"], 3) == 0.827
     assert payload["exposure"]["moved"] == ["test_pass_0", "test_pass_1"]
     assert "exposure is not clean" in again.stderr
     message = _not_certified(check(root, "--require-certified"))
@@ -174,7 +181,7 @@ def test_moving_the_misjudged_test_rows_to_dev_is_seen(tmp_path: Path,
 
 def test_relabelling_the_misjudged_test_rows_is_seen(tmp_path: Path,
                                                      stub: StubModelServer) -> None:
-    root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=2))
+    root = _recipe(tmp_path / "r", _rows(30, 30, wrong_passes=2))
     assert certify(root, tmp_path / "cache").returncode == 1
     calibration = root / "judges" / "helpful.calibration.jsonl"
     lines = calibration.read_text().splitlines(keepends=True)
@@ -213,10 +220,11 @@ def test_another_cache_directory_no_longer_forgets(tmp_path: Path,
 
 def test_a_re_roll_without_the_cache_is_seen(tmp_path: Path, stub: StubModelServer) -> None:
     # FAULT:alternate answers pass, then fail, to the same prompt. The first run misjudges
-    # the flaky fail row (TNR 16/17, not certified); run again without the cache, the same
-    # procedure on the same rows gives other outcomes and 17/17 certifies: a re-roll.
-    rows = [*_rows(16, 16), fixture_row("flaky", "hi FAULT:alternate", expected="fail",
-                                        split="test")]
+    # the two flaky fail rows (TNR 24/26, not certified); run again without the cache, the
+    # same procedure on the same rows gives other outcomes and 26/26 certifies (even by the
+    # anytime-valid bound of a second look): a re-roll.
+    rows = [*_rows(24, 24), *(fixture_row(f"flaky{i}", f"hi {i} FAULT:alternate",
+                                          expected="fail", split="test") for i in range(2))]
     root = _recipe(tmp_path / "r", rows)
     assert certify(root, tmp_path / "cache", "--no-cache").returncode == 1
     again = certify(root, tmp_path / "cache", "--no-cache", "--format", "json")
@@ -230,8 +238,10 @@ def test_a_re_roll_with_one_more_row_labelled_is_still_a_re_roll(
     # The same re-roll, but one fresh test row is labelled between the runs: the rows are no
     # longer the same set, yet the flaky row was judged again by the same procedure and came
     # out otherwise. Adding rows must not launder a re-roll into a clean exposure.
-    rows = [*_rows(16, 16), fixture_row("flaky", "hi FAULT:alternate", expected="fail",
-                                        split="test")]
+    # 24 rows of each plus two flaky fail rows: enough for the anytime-valid bound the
+    # second look is decided with.
+    rows = [*_rows(24, 24), *(fixture_row(f"flaky{i}", f"hi {i} FAULT:alternate",
+                                          expected="fail", split="test") for i in range(2))]
     root = _recipe(tmp_path / "r", rows)
     assert certify(root, tmp_path / "cache-a").returncode == 1
     calibration = root / "judges" / "helpful.calibration.jsonl"
@@ -266,7 +276,7 @@ def test_derive_sees_a_re_roll_inside_a_larger_look() -> None:
 
 def test_a_certificate_issued_with_the_warning_needs_a_stated_reason(
         tmp_path: Path, stub: StubModelServer) -> None:
-    root = _recipe(tmp_path / "r", _rows(20, 16, wrong_passes=2))
+    root = _recipe(tmp_path / "r", _rows(30, 30, wrong_passes=2))
     certify(root, tmp_path / "cache")
     _move_to_dev(root, {"test_pass_0", "test_pass_1"})
     warned = certify(root, tmp_path / "cache")

@@ -133,13 +133,19 @@ def test_certify_all_holm_end_to_end(tmp_path: Path, stub: StubModelServer) -> N
     # Three judges: one perfect on 40 rows of each class, one perfect on only 16 (its
     # bound clears 0.80 at 2.5% but not at the stricter levels of a family of three), and
     # one with too few rows (insufficient data: decided from the file, not in the family).
-    root = _recipe_of(tmp_path / "r", {"alpha": _rows(40, 40), "bravo": _rows(16, 16),
-                                       "tiny": _rows(5, 5)})
+    # Each run is the first look at its judges' rows (a fresh recipe): a second look would
+    # be decided with the anytime-valid bound.
+    def fresh(name: str) -> Path:
+        return _recipe_of(tmp_path / name, {"alpha": _rows(40, 40), "bravo": _rows(16, 16),
+                                            "tiny": _rows(5, 5)})
+
     env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")}
+    root = fresh("alone")
     alone = run_cli(["judges", "certify", str(root), "--all", "--format", "json"], env=env)
     assert alone.returncode == 1  # tiny is insufficient
     by_name = {j["judge"]: j for j in json.loads(alone.stdout)["judges"]}
     assert by_name["bravo"]["decision"] == "certified" and by_name["bravo"]["alpha"] == 0.025
+    root = fresh("holm")
     family = run_cli(["judges", "certify", str(root), "--all", "--family-wise", "holm",
                       "--format", "json"], env=env)
     document = json.loads(family.stdout)
@@ -159,11 +165,13 @@ def test_certify_all_holm_end_to_end(tmp_path: Path, stub: StubModelServer) -> N
     assert interval is not None and certificate["tpr"]["low"] == pytest.approx(interval.low)
     result = run_cli(["check", str(root)])
     assert "alpha.certificate.json" not in result.stdout  # valid: recomputed at its level
-    text = run_cli(["judges", "certify", str(root), "--all", "--family-wise", "holm"], env=env)
+    text = run_cli(["judges", "certify", str(fresh("text")), "--all", "--family-wise", "holm"],
+                   env=env)
     assert "holm over 2 judges keeps the chance of any wrong certificate among them at " \
            "0.025" in text.stdout
-    bonferroni = json.loads(run_cli(["judges", "certify", str(root), "--all", "--family-wise",
-                                     "bonferroni", "--format", "json"], env=env).stdout)
+    bonferroni = json.loads(run_cli(["judges", "certify", str(fresh("bonferroni")), "--all",
+                                     "--family-wise", "bonferroni", "--format", "json"],
+                                    env=env).stdout)
     by_name_b = {j["judge"]: j for j in bonferroni["judges"]}
     # ...but not at Bonferroni's 1.25% for each, where 16 rows cannot reach the bar.
     assert by_name_b["bravo"]["decision"] == "insufficient_data"

@@ -159,7 +159,11 @@ def test_certificate_states(tmp_path: Path, stub: StubModelServer) -> None:
     _, payload, _ = status(root, cache)
     judge = payload["judges"][0]
     assert judge["certificate"]["state"] == "valid"
-    assert judge["plan"]["perfect"] == {"pass": 0, "fail": 0}
+    # The next certification of these rows is a second look: planned for the anytime-valid
+    # bound, which a judge agreeing on every row reaches from 24 rows of each at 0.80.
+    assert judge["plan"]["power"]["bound"] == "beta-binomial"
+    assert (judge["plan"]["rows_per_class"], judge["plan"]["perfect"]) == (
+        24, {"pass": 8, "fail": 8})
     assert judge["test_fingerprints_seen"] == 1
     calibration = root / "judges" / "helpful.calibration.jsonl"
     lines = calibration.read_text().splitlines(keepends=True)

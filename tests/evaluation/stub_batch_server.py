@@ -1,6 +1,6 @@
 """A scripted stand-in for OpenAI's Files + Batch API and Anthropic's Message Batches.
 
-A stdlib ``ThreadingHTTPServer`` on 127.0.0.1, driven by the real SDKs through
+A stub HTTP server on 127.0.0.1 (:mod:`tests.support.http_stub`), driven by the real SDKs through
 ``base_url``. It also answers direct Chat Completions / Messages calls, so a test
 can compare a batch run with a direct one on the same endpoint (the endpoint is
 part of the cache key). Every request's answer is chosen as the direct stub
@@ -33,7 +33,6 @@ cleared. Creations, uploads and polls are counted per API.
 
 from __future__ import annotations
 
-import contextlib
 import email.parser
 import email.policy
 import itertools
@@ -42,7 +41,6 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.evaluation.stub_model_server import (
@@ -51,6 +49,7 @@ from tests.evaluation.stub_model_server import (
     marker_reply,
     tool_reply,
 )
+from tests.support.http_stub import Reply, Request, StubServer
 
 OPENAI_STEPS = ("validating", "in_progress", "finalizing", "completed")
 ANTHROPIC_STEPS = ("in_progress", "in_progress", "ended")
@@ -68,12 +67,13 @@ class StubBatch:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-class StubBatchServer:
+class StubBatchServer(StubServer):
     """``with StubBatchServer() as stub:``; point the SDKs at :attr:`openai_url` /
     :attr:`anthropic_url`."""
 
     def __init__(self, *, api_key: str | None = None, openai_steps: tuple[str, ...] = OPENAI_STEPS,
                  anthropic_steps: tuple[str, ...] = ANTHROPIC_STEPS) -> None:
+        super().__init__(default_headers={"content-type": "application/json"})
         self.api_key = api_key
         self.steps = {"openai": openai_steps, "anthropic": anthropic_steps}
         #: How a batch ends: "completed" (all run), "expired" or "cancelled" (BATCH:late
@@ -109,29 +109,14 @@ class StubBatchServer:
         self.creation_attempts = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_port)
 
     @property
     def openai_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.url}/v1"
 
     @property
     def anthropic_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> StubBatchServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.url
 
     def take(self, what: str) -> bool:
         """True (and one fewer to fail) while ``failing_<what>`` is above zero."""
@@ -145,6 +130,11 @@ class StubBatchServer:
         """The provider loses a batch: retrieving it is a 404 from now on."""
         with self._lock:
             del self.batches[batch_id]
+
+    def respond(self, request: Request) -> Reply:
+        if not request.carries_key(self.api_key):
+            return Reply(401, error_reply("openai", 401, "invalid api key").body)
+        return (_post if request.method == "POST" else _get)(self, request)
 
     # -- OpenAI -------------------------------------------------------------------
 
@@ -333,12 +323,6 @@ def _padded(body: Any, request: RecordedRequest) -> Any:
     return body
 
 
-class _Server(ThreadingHTTPServer):
-    # The default listen backlog of 5 drops handshakes when a direct run opens many
-    # connections at once; the client then retries them only after about a second.
-    request_queue_size = 128
-
-
 _BATCH_ROUTES = ("/v1/files", "/v1/batches", "/v1/messages/batches")
 
 
@@ -352,93 +336,68 @@ def _multipart_file(content_type: str, body: bytes) -> bytes | None:
     return None
 
 
-def _handler_for(stub: StubBatchServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
+def _post(stub: StubBatchServer, request: Request) -> Reply:
+    """An upload, a batch created, or a direct call (answered as the direct stub does)."""
+    path = request.path.rstrip("/")
+    if not stub.batch_api and path in _BATCH_ROUTES:
+        return _not_found(f"no route {request.path}")
+    if path == "/v1/files":
+        content = _multipart_file(request.headers.get("content-type", ""), request.body)
+        return (Reply(200, stub.upload(content)) if content is not None
+                else Reply(400, {"error": {"message": "no file part"}}))
+    body = json.loads(request.body or b"{}")
+    if path in ("/v1/batches", "/v1/messages/batches"):
+        with stub._lock:
+            stub.creation_attempts += 1
+        time.sleep(stub.creation_delay)
+    if path in ("/v1/batches", "/v1/messages/batches") and stub.take("creations"):
+        return Reply(500, {"error": {"message": "stub: creation failed"}})
+    if path == "/v1/batches":
+        created = stub.create_openai(body)
+        return (Reply(200, created) if created is not None
+                else Reply(400, {"error": {"message": "bad batch"}}))
+    if path == "/v1/messages/batches":
+        return Reply(200, stub.create_anthropic(body))
+    api = "anthropic" if path.endswith("/messages") else "openai"
+    recorded = RecordedRequest(api, path, body)
+    with stub._lock:
+        stub.requests.append(recorded)
+    stub.direct_hold.wait(60)
+    reply = marker_reply(recorded, 0, hang_seconds=0)
+    return Reply(reply.status, reply.body)
 
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            if not self._key_ok():
-                return self._json(401, error_reply("openai", 401, "invalid api key").body)
-            path = self.path.rstrip("/")
-            if not stub.batch_api and path in _BATCH_ROUTES:
-                return self._json(404, {"error": {"message": f"no route {self.path}"}})
-            if path == "/v1/files":
-                content = _multipart_file(self.headers.get("content-type", ""), raw)
-                return (self._json(200, stub.upload(content)) if content is not None
-                        else self._json(400, {"error": {"message": "no file part"}}))
-            body = json.loads(raw or b"{}")
-            if path in ("/v1/batches", "/v1/messages/batches"):
-                with stub._lock:
-                    stub.creation_attempts += 1
-                time.sleep(stub.creation_delay)
-            if path in ("/v1/batches", "/v1/messages/batches") and stub.take("creations"):
-                return self._json(500, {"error": {"message": "stub: creation failed"}})
-            if path == "/v1/batches":
-                created = stub.create_openai(body)
-                return (self._json(200, created) if created is not None
-                        else self._json(400, {"error": {"message": "bad batch"}}))
-            if path == "/v1/messages/batches":
-                return self._json(200, stub.create_anthropic(body))
-            api = "anthropic" if path.endswith("/messages") else "openai"
-            request = RecordedRequest(api, path, body)
-            with stub._lock:
-                stub.requests.append(request)
-            stub.direct_hold.wait(60)
-            reply = marker_reply(request, 0, hang_seconds=0)
-            return self._json(reply.status, reply.body)
 
-        def do_GET(self) -> None:
-            if not self._key_ok():
-                return self._json(401, error_reply("openai", 401, "invalid api key").body)
-            parts = self.path.rstrip("/").split("/")
-            if "batches" in parts and "results" not in parts and stub.take("polls"):
-                return self._json(500, {"error": {"message": "stub: poll failed"}})
-            if "batches" in parts and "results" not in parts and stub.bad_polls:
-                return self._json(200, stub.bad_polls.pop(0))
-            if parts[:3] == ["", "v1", "batches"] and len(parts) == 4:
-                return self._found(stub.retrieve("openai", parts[3]))
-            if parts[:3] == ["", "v1", "files"] and len(parts) == 5 and parts[4] == "content":
-                content = stub.files.get(parts[3])
-                return (self._bytes(content) if content is not None
-                        else self._json(404, {"error": {"message": "no such file"}}))
-            if parts[:4] == ["", "v1", "messages", "batches"] and len(parts) == 5:
-                return self._found(stub.retrieve("anthropic", parts[4]))
-            if parts[:4] == ["", "v1", "messages", "batches"] and parts[5:] == ["results"]:
-                content = stub.results(parts[4])
-                return (self._bytes(content) if content is not None
-                        else self._json(404, {"error": {"message": "no results"}}))
-            return self._json(404, {"error": {"message": f"no route {self.path}"}})
+def _get(stub: StubBatchServer, request: Request) -> Reply:
+    """A batch retrieved (one step further), a file's content or a batch's results."""
+    parts = request.path.rstrip("/").split("/")
+    polled = "batches" in parts and "results" not in parts
+    if polled and stub.take("polls"):
+        return Reply(500, {"error": {"message": "stub: poll failed"}})
+    if polled and stub.bad_polls:
+        return Reply(200, stub.bad_polls.pop(0))
+    if parts[:3] == ["", "v1", "batches"] and len(parts) == 4:
+        return _found(stub.retrieve("openai", parts[3]))
+    if parts[:3] == ["", "v1", "files"] and len(parts) == 5 and parts[4] == "content":
+        return _content(stub.files.get(parts[3]), "no such file")
+    if parts[:4] == ["", "v1", "messages", "batches"] and len(parts) == 5:
+        return _found(stub.retrieve("anthropic", parts[4]))
+    if parts[:4] == ["", "v1", "messages", "batches"] and parts[5:] == ["results"]:
+        return _content(stub.results(parts[4]), "no results")
+    return _not_found(f"no route {request.path}")
 
-        def _key_ok(self) -> bool:
-            if stub.api_key is None:
-                return True
-            bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
-            return stub.api_key in (bearer, self.headers.get("x-api-key", ""))
 
-        def _found(self, view: dict[str, Any] | None) -> None:
-            if view is None:
-                return self._json(404, {"type": "error", "error": {
-                    "type": "not_found_error", "message": "no such batch"}})
-            return self._json(200, view)
+def _not_found(message: str) -> Reply:
+    return Reply(404, {"error": {"message": message}})
 
-        def _json(self, status: int, body: object) -> None:
-            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self._send(status, payload, "application/json")
 
-        def _bytes(self, content: bytes) -> None:
-            self._send(200, content, "application/octet-stream")
+def _found(view: dict[str, Any] | None) -> Reply:
+    if view is None:
+        return Reply(404, {"type": "error", "error": {
+            "type": "not_found_error", "message": "no such batch"}})
+    return Reply(200, view)
 
-        def _send(self, status: int, payload: bytes, content_type: str) -> None:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self.send_response(status)
-                self.send_header("content-type", content_type)
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
+def _content(content: bytes | None, missing: str) -> Reply:
+    if content is None:
+        return _not_found(missing)
+    return Reply(200, content, {"content-type": "application/octet-stream"})

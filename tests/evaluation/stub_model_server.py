@@ -1,6 +1,6 @@
 """A scripted stand-in for the OpenAI Chat Completions and Anthropic Messages APIs.
 
-A stdlib ``ThreadingHTTPServer`` on 127.0.0.1 with a random port, driven by
+A stub HTTP server on 127.0.0.1 (:mod:`tests.support.http_stub`), driven by
 the real SDKs through ``base_url``. By default the reply is chosen by markers in
 the conversation the judge is shown:
 
@@ -19,16 +19,16 @@ the Authorization / x-api-key value is only compared, never stored.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import threading
-import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, replace
 from typing import Any
+
+from tests.support.http_stub import Reply as StubReply
+from tests.support.http_stub import Request, Scripted, StubServer
 
 _MARKER = re.compile(r"\b(VERDICT|FAULT):([a-z_0-9-]+)")
 
@@ -37,14 +37,6 @@ FAULTS = (
     "missing-reasoning", "extra-key", "text-json", "text-prose", "non-json", "refusal",
     "empty-choices", "alternate",
 )
-
-
-@dataclass(frozen=True)
-class StubReply:
-    status: int = 200
-    body: bytes | dict[str, Any] = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0  # seconds to wait before answering (a hang, when past the timeout)
 
 
 @dataclass(frozen=True)
@@ -95,14 +87,16 @@ def _text_of(content: object) -> str:
     return json.dumps(content)
 
 
-class StubModelServer:
+class StubModelServer(StubServer):
     """Start with ``with StubModelServer() as stub:``; point SDKs at :attr:`openai_url`."""
 
     def __init__(self, *, api_key: str | None = None, latency: float = 0.0,
                  hang_seconds: float = 3.0, script: Script | None = None,
                  rate_limit_above: int | None = None, retry_after: float = 0.0,
                  cached_tokens: int = 0) -> None:
+        super().__init__(default_headers={"content-type": "application/json"})
         self.api_key = api_key  # when set, any other key gets a 401
+        #: Seconds from a request's arrival to its answer (plus the reply's own delay).
         self.latency = latency
         self.hang_seconds = hang_seconds
         self.script = script
@@ -113,39 +107,31 @@ class StubModelServer:
         self.rate_limited = 0
         #: Input tokens every reply says were read from the prompt cache.
         self.cached_tokens = cached_tokens
-        self.queue: deque[StubReply] = deque()
+        #: Replies served first, in order, whatever the request.
+        self.queue: Scripted[StubReply] = Scripted()
         self.requests: list[RecordedRequest] = []
-        #: The most requests the server was answering at one moment (concurrency seen).
-        self.max_in_flight = 0
-        self._in_flight = 0
         self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def openai_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}/v1"
+        return f"{self.url}/v1"
 
     @property
     def anthropic_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}"
+        return self.url
 
-    def __enter__(self) -> StubModelServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def track(self, change: int) -> int:
-        """Count a request starting (+1) or finished (-1); the number in flight now."""
-        with self._lock:
-            self._in_flight += change
-            self.max_in_flight = max(self.max_in_flight, self._in_flight)
-            return self._in_flight
+    def respond(self, request: Request) -> StubReply:
+        api = "anthropic" if request.path.rstrip("/").endswith("/messages") else "openai"
+        if request.method != "POST":
+            return error_reply(api, 405, f"no route {request.method} {request.path}")
+        try:
+            body = request.json()
+        except ValueError:
+            body = {}
+        reply = self.reply_to(RecordedRequest(api, request.path, body),
+                              request.carries_key(self.api_key), request.in_flight)
+        return replace(reply, delay=self.latency + reply.delay)
 
     def reply_to(self, request: RecordedRequest, key_ok: bool, in_flight: int) -> StubReply:
         """Record ``request`` and choose its reply: auth, rate limit, queue, script, markers."""
@@ -155,7 +141,7 @@ class StubModelServer:
             self._seen[request.user_text] += 1
             limited = self.rate_limit_above is not None and in_flight > self.rate_limit_above
             self.rate_limited += limited
-            queued = self.queue.popleft() if self.queue else None
+            queued = self.queue.take()
         if not key_ok:
             return error_reply(request.api, 401, "invalid api key")
         if limited:
@@ -356,66 +342,3 @@ class RubricWordsScript:
             edit = current.group(1) if current else ""
         return StubReply(body=tool_reply(request.api, json.dumps(
             {"rationale": "scripted edit", "instructions": edit}), name="propose_edit"))
-
-
-class _Server(ThreadingHTTPServer):
-    # socketserver's default listen backlog is 5: when a client opens more connections at
-    # once (a run with --concurrency 16), the kernel drops the extra handshakes and the
-    # client's TCP stack retries them only after ~1 s, stalling those requests.
-    request_queue_size = 1024
-
-
-def _handler_for(stub: StubModelServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body go out in separate writes; without TCP_NODELAY, Nagle's
-        # algorithm meets the client's delayed ACK and adds ~40 ms to every reply.
-        disable_nagle_algorithm = True
-
-        def do_POST(self) -> None:
-            # The latency runs from the request's arrival, so parsing and choosing the
-            # reply happen inside it, as on a real server: every answer comes
-            # `latency` seconds after the request (never sooner), not latency + our work.
-            arrived = time.perf_counter()
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length)
-            api = "anthropic" if self.path.rstrip("/").endswith("/messages") else "openai"
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = {}
-            request = RecordedRequest(api, self.path, body)
-            in_flight = stub.track(+1)
-            try:
-                reply = stub.reply_to(request, self._key_ok(), in_flight)
-                time.sleep(max(0.0, arrived + stub.latency + reply.delay - time.perf_counter()))
-                self._send(reply)
-            finally:
-                stub.track(-1)
-
-        def _key_ok(self) -> bool:
-            if stub.api_key is None:
-                return True
-            bearer = self.headers.get("authorization", "")
-            return stub.api_key in (bearer.removeprefix("Bearer "),
-                                    self.headers.get("x-api-key", ""))
-
-        def _send(self, reply: StubReply) -> None:
-            payload = (reply.body if isinstance(reply.body, bytes)
-                       else json.dumps(reply.body).encode())
-            headers = {"content-type": "application/json", **reply.headers,
-                       "content-length": str(len(payload))}
-            reason = self.responses.get(reply.status, ("",))[0]
-            head = "".join([f"HTTP/1.1 {reply.status} {reason}\r\n",
-                            *(f"{name}: {value}\r\n" for name, value in headers.items()),
-                            "\r\n"])
-            # A client that gave up (a hang past its timeout) gets no answer.
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                # One write for head and body, as most servers do: written separately,
-                # the client needs two reads (two event-loop turns) for every reply.
-                self.wfile.write(head.encode("latin-1") + payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # keep test output clean; never log request lines or headers
-
-    return Handler

@@ -9,7 +9,6 @@ retries the SDK did not make.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +31,7 @@ from tests.evaluation.stub_model_server import (
     error_reply,
     marker_reply,
 )
+from tests.support.http_stub import unused_port
 
 
 def recipe_of(tmp_path: Path, texts: list[str], *, provider: str = "openai") -> Recipe:
@@ -84,9 +84,7 @@ def test_an_answer_between_failures_keeps_the_provider_in_use(tmp_path: Path) ->
 
 
 def test_a_closed_port_is_a_connection_error_without_claimed_retries(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()
     recipe = recipe_of(tmp_path, ["refund now"])
     env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-x"}
     result = run_eval(recipe, EvalOptions(max_retries=0, timeout=2.0, use_cache=False),

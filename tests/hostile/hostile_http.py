@@ -1,4 +1,5 @@
-"""A hostile HTTP server on 127.0.0.1: raw sockets, so it can do what no well-behaved one does.
+"""A hostile HTTP server on 127.0.0.1: raw sockets (:class:`tests.support.http_stub.SocketServer`),
+so it can do what no well-behaved one does.
 
 Each accepted connection reads one request (headers and a Content-Length body),
 then hands the socket to the test's ``respond`` function, which writes whatever
@@ -10,72 +11,37 @@ that connection quietly. Every request's header block is recorded.
 from __future__ import annotations
 
 import socket
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from functools import cache
+
+from tests.support.http_stub import SocketServer, read_head
 
 Responder = Callable[[socket.socket], None]
 
 
-class HostileServer:
+class HostileServer(SocketServer):
     """``with HostileServer(respond) as server: ... server.url ...``"""
 
     def __init__(self, respond: Responder) -> None:
+        super().__init__()
         self.respond = respond
         self.requests: list[bytes] = []
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
-    @property
-    def port(self) -> int:
-        return int(self._listener.getsockname()[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> HostileServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        with suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
-        self._listener.close()
-        self._thread.join(5)
-
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
-
-    def _handle(self, conn: socket.socket) -> None:
-        with conn, suppress(OSError):
-            conn.settimeout(30)
-            head = _read_request(conn)
-            self.requests.append(head)
-            self.respond(conn)
+    def handle(self, conn: socket.socket) -> None:
+        found = read_head(conn)
+        if found is None:
+            return
+        head, body = found
+        _drain_body(conn, head, body)
+        self.requests.append(head)
+        self.respond(conn)
 
 
-def _read_request(conn: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
+def _drain_body(conn: socket.socket, head: bytes, body: bytes) -> None:
+    """Read the rest of the request's Content-Length body (so the client is not reset)."""
     length = 0
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
@@ -86,7 +52,6 @@ def _read_request(conn: socket.socket) -> bytes:
         if not chunk:
             break
         body += chunk
-    return head
 
 
 def headers(status: str = "200 OK", **fields: str) -> bytes:

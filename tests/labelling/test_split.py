@@ -110,15 +110,16 @@ def test_dry_run_writes_nothing(tmp_path: Path, cli: Cli) -> None:
     assert calibration(recipe).read_bytes() == before
 
 
-def test_a_split_too_small_to_certify_is_warned_about(tmp_path: Path, cli: Cli) -> None:
-    # 40 pass and 40 fail at 20:40:40: test and dev get 16 of each, train 8.
+def test_a_test_split_too_small_to_certify_is_warned_about(tmp_path: Path, cli: Cli) -> None:
+    # 30 pass and 40 fail at 20:40:40: test gets 12 pass and 16 fail, train 6 and 8. Only
+    # test is warned about: certification looks at it, and a small train split is a choice.
     recipe = write_recipe(tmp_path / "r", {"helpful": (
-        UNGATED_JUDGE, _labelled({"pass": 40, "fail": 40}))})
+        UNGATED_JUDGE, _labelled({"pass": 30, "fail": 40}))})
     result = cli(["judges", "split", str(recipe)])
     assert result.returncode == 0
     warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
     assert len(warnings) == 1, result.stderr
-    assert "split train holds 8 pass and 8 fail row(s)" in warnings[0]
+    assert "split test holds 12 pass row(s)" in warnings[0]
     assert "the 16 of each needed" in warnings[0]
 
 

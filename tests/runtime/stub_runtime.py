@@ -1,4 +1,5 @@
-"""A stub introspection runtime: stdlib HTTP on 127.0.0.1, the three SPEC §3.3 endpoints.
+"""A stub introspection runtime on 127.0.0.1 (:mod:`tests.support.http_stub`): the three
+SPEC §3.3 endpoints.
 
 Faults are scripted per request (``runtime.script(...)``: the next requests get
 these answers before normal service resumes) or per conversation
@@ -12,16 +13,18 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import threading
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 
 import rfc8785
 
 from tests.fixture.rowmaker import fixture_envelope
+from tests.support import http_stub
+from tests.support.http_stub import Request, Scripted, StubServer, json_reply
+
+__all__ = ["Recorded", "Reply", "StubRuntime", "json_reply", "judge_input_for", "make_fixture",
+           "snapshot_hash"]
 
 
 def snapshot_hash(judge_input: Any) -> str:
@@ -52,15 +55,12 @@ def make_fixture(conversation_id: str, runtime_url: str) -> dict[str, Any]:
                             snapshot=snapshot_hash(judge_input))
 
 
-@dataclass
-class Reply:
+@dataclass(frozen=True)
+class Reply(http_stub.Reply):
     """One scripted answer: a status, headers and a raw body; ``hang`` never answers;
-    ``then`` serves the request normally after running ``before`` (a concurrent edit)."""
+    ``before`` runs first (a concurrent edit), then the request is served normally."""
 
-    status: int = 200
-    body: bytes = b"{}"
-    headers: dict[str, str] = field(default_factory=dict)
-    hang: bool = False
+    body: Any = b"{}"
     before: Callable[[], None] | None = None
 
 
@@ -72,38 +72,20 @@ class Recorded:
     body: bytes
 
 
-class StubRuntime:
+class StubRuntime(StubServer):
     """The server's state; ``url`` is where it listens."""
 
     def __init__(self, token: str) -> None:
+        super().__init__()
         self.token = token
         self.known: set[str] = {f"conv_{n:02d}" for n in range(1, 31)}
         self.tampered: set[str] = set()
         self.mismatched: set[str] = set()
         self.whoami = {"user": {"email": "ada@example.com"}, "org": {"name": "Acme"}}
         self.requests: list[Recorded] = []
-        self._script: deque[Reply] = deque()
-        self.release = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._script: Scripted[http_stub.Reply] = Scripted()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}"
-
-    def start(self) -> StubRuntime:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def script(self, *replies: Reply) -> None:
+    def script(self, *replies: http_stub.Reply) -> None:
         """Answer the next requests with ``replies``, in order, then serve normally."""
         self._script.extend(replies)
 
@@ -112,23 +94,24 @@ class StubRuntime:
 
     # -- request handling ---------------------------------------------------------------
 
-    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
+    def respond(self, request: Request) -> http_stub.Reply:
+        method, path, headers, body = request.method, request.path, request.headers, request.body
         self.requests.append(Recorded(method, path, headers.get("authorization"), body))
-        if self._script:
-            reply = self._script.popleft()
-            if reply.before is None:
+        reply = self._script.take()
+        if reply is not None:
+            if not isinstance(reply, Reply) or reply.before is None:
                 return reply
             reply.before()
         if headers.get("authorization") != f"Bearer {self.token}":
-            return _json(401, {"error": {"message": "invalid token"}})
+            return json_reply(401, {"error": {"message": "invalid token"}})
         if method == "GET" and path == "/v1/whoami":
-            return _json(200, self.whoami)
+            return json_reply(200, self.whoami)
         if method == "POST" and path in ("/v1/judge-fixtures/export", "/v1/conversations/export"):
             ids = json.loads(body)["conversation_ids"]
             if len(ids) > 20:
-                return _json(400, {"error": {"message": "at most 20 conversation ids"}})
-            return _json(200, self._export(path, ids))
-        return _json(404, {"error": {"message": f"no route {method} {path}"}})
+                return json_reply(400, {"error": {"message": "at most 20 conversation ids"}})
+            return json_reply(200, self._export(path, ids))
+        return json_reply(404, {"error": {"message": f"no route {method} {path}"}})
 
     def _export(self, path: str, ids: list[str]) -> dict[str, Any]:
         items: list[dict[str, Any]] = []
@@ -153,44 +136,3 @@ class StubRuntime:
             fixture["judge_input"]["conversation_id"] = "conv_other"
             fixture["snapshot_hash"] = snapshot_hash(fixture["judge_input"])
         return fixture
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        runtime = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self._serve("GET")
-
-            def do_POST(self) -> None:
-                self._serve("POST")
-
-            def _serve(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                reply = runtime.answer(method, self.path, headers, body)
-                if reply.hang:
-                    runtime.release.wait(10)
-                    return
-                self.send_response(reply.status)
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass  # keep test output clean
-
-        return Handler
-
-
-def _json(status: int, payload: object) -> Reply:
-    return Reply(status, json.dumps(payload).encode(), {"Content-Type": "application/json"})
-
-
-def json_reply(status: int, payload: object, **headers: str) -> Reply:
-    """A scripted JSON answer (``Retry_After="2"`` becomes the ``Retry-After`` header)."""
-    reply = _json(status, payload)
-    reply.headers.update({k.replace("_", "-"): v for k, v in headers.items()})
-    return reply

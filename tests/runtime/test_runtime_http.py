@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,18 +14,13 @@ from stub_runtime import Reply, StubRuntime, json_reply, make_fixture
 from introspection_cli.errors import ConfigError, IntrospectionError, ServiceError
 from introspection_cli.runtime.client import HttpRuntimeClient, RetryPolicy, parse_retry_after
 from introspection_cli.runtime.credentials import Credentials
+from tests.support.http_stub import unused_port
 
 
 def get(cli: Cli, *ids: str, env: dict[str, str | None] | None = None) -> Any:
     Path("ids.txt").write_text("\n".join(ids or ("conv_01",)) + "\n")
     return cli("conversations", "get", "--ids-file", "ids.txt", "--judge-fixtures",
                "--format", "json", env=env)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_429_with_retry_after_then_success(logged_in: Cli, runtime: StubRuntime) -> None:
@@ -84,7 +78,7 @@ def test_other_4xx_exits_2_with_the_runtime_message(logged_in: Cli, runtime: Stu
 
 
 def test_an_unreachable_runtime_exits_3_naming_the_url(cli: Cli) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{unused_port()}"
 
     result = get(cli, env={"INTROSPECTION_API_URL": url, "INTROSPECTION_TOKEN": SENTINEL_TOKEN})
 

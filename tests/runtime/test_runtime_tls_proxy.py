@@ -7,13 +7,14 @@ through it.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from runtime_harness import SENTINEL_TOKEN, Cli
 from tls_stubs import Certificate, ConnectProxy, TlsRuntime, make_certificate
+
+from tests.support.http_stub import unused_port
 
 NO_PROXIES: dict[str, str | None] = {name: None for name in (
     "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
@@ -108,9 +109,7 @@ def test_a_loopback_runtime_never_goes_through_the_proxy(cli: Cli, proxy: Connec
 
 
 def test_an_unreachable_proxy_is_named(cli: Cli, certificate: Certificate) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = unused_port()
     code, _, stderr = login(cli, "https://runtime.example",
                             HTTPS_PROXY=f"http://user:pw@127.0.0.1:{port}")
 

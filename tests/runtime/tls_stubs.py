@@ -18,6 +18,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.http_stub import SocketServer, read_head
+
 WHOAMI = json.dumps({"user": {"email": "ada@example.com"}, "org": {"name": "Acme"}}).encode()
 
 
@@ -43,46 +45,10 @@ def make_certificate(where: Path) -> Certificate:
     return Certificate(cert, key, directory)
 
 
-class _Listener:
-    def __init__(self) -> None:
-        self._socket = socket.create_server(("127.0.0.1", 0))
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self.connections = 0
-
-    @property
-    def port(self) -> int:
-        return int(self._socket.getsockname()[1])
-
-    def __enter__(self) -> _Listener:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        with suppress(OSError):
-            self._socket.shutdown(socket.SHUT_RDWR)
-        self._socket.close()
-        self._thread.join(5)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._socket.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._guarded, args=(conn,), daemon=True).start()
-
-    def _guarded(self, conn: socket.socket) -> None:
-        with conn, suppress(OSError, ssl.SSLError):
-            conn.settimeout(10)
-            self.handle(conn)
-
-    def handle(self, conn: socket.socket) -> None:
-        raise NotImplementedError
-
-
-class TlsRuntime(_Listener):
+class TlsRuntime(SocketServer):
     """Answers any request over TLS with a whoami body."""
+
+    timeout = 10.0
 
     def __init__(self, certificate: Certificate) -> None:
         super().__init__()
@@ -91,19 +57,17 @@ class TlsRuntime(_Listener):
 
     def handle(self, conn: socket.socket) -> None:
         with self._context.wrap_socket(conn, server_side=True) as tls:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = tls.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
+            if read_head(tls) is None:
+                return
             tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                         b"Content-Length: " + str(len(WHOAMI)).encode() + b"\r\n"
                         b"Connection: close\r\n\r\n" + WHOAMI)
 
 
-class ConnectProxy(_Listener):
+class ConnectProxy(SocketServer):
     """An HTTP proxy that tunnels every CONNECT to ``127.0.0.1:target_port``."""
+
+    timeout = 10.0
 
     def __init__(self, target_port: int) -> None:
         super().__init__()
@@ -111,13 +75,10 @@ class ConnectProxy(_Listener):
         self.requests: list[str] = []
 
     def handle(self, conn: socket.socket) -> None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return
-            data += chunk
-        head, _, rest = data.partition(b"\r\n\r\n")
+        found = read_head(conn)
+        if found is None:
+            return
+        head, rest = found
         self.requests.append(head.split(b"\r\n", 1)[0].decode("latin-1"))
         if not head.startswith(b"CONNECT "):
             conn.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")

@@ -17,7 +17,7 @@ from typing import Any
 from introspection_cli import strictjson
 from introspection_cli.errors import UsageError
 from introspection_cli.labelling.calibration import CalibrationFile
-from introspection_cli.runtime.localfiles import FileTooLarge, NotARegularFile, read_file
+from introspection_cli.localfiles import FileTooLarge, NotARegularFile, read_file
 
 _REPORT_LIMIT = 1024 * 1024 * 1024
 

@@ -18,7 +18,9 @@ A valid certificate made with ``--accept-exposure`` or with ``samples`` > 1 is
 noted (:attr:`CertificateRules.notes`), not reported. No model call and no heavy
 import: the certificate is verified from the files
 (:mod:`introspection_cli.certification.state`), and only when one exists or
-``--require-certified`` asks.
+``--require-certified`` asks. ``check`` hands :func:`certificate_diagnostics` to the
+recipe checker (:class:`~introspection_cli.recipe.checker.JudgesDirectoryRules`): the
+recipe layer knows nothing of certificates.
 """
 
 from __future__ import annotations

@@ -9,7 +9,13 @@ from typing import Any
 from introspection_cli.certification.power import describe_plan
 from introspection_cli.certification.state import describe_change
 from introspection_cli.statistics import Interval
-from introspection_cli.workflows.status import LABELS, PLANNED, SPLIT_ROWS, JudgeStatus
+from introspection_cli.workflows.status import (
+    LABELS,
+    PLANNED,
+    SPLIT_ROWS,
+    JudgeStatus,
+    rate_sources,
+)
 
 
 def _interval(interval: Interval | None, n: int) -> dict[str, Any] | None:
@@ -135,17 +141,5 @@ def _plan_lines(status: JudgeStatus) -> list[str]:
     else:
         lines.append(f"              dev figures from {dev.evaluated} of {dev.labelled} "
                      "labelled dev rows evaluated under this fingerprint")
-    return lines + [f"              {line}" for line in describe_plan(plan.power,
-                                                                      _rate_sources(status))]
-
-
-def _rate_sources(status: JudgeStatus) -> dict[str, str]:
-    """label -> where its planned rate comes from, in words."""
-    dev, assumed = status.dev, status.plan.assumed
-    sources = {}
-    for label, name in (("pass", "TPR"), ("fail", "TNR")):
-        rows = 0 if dev is None else (dev.pass_rows if label == "pass" else dev.fail_rows)
-        rate = None if dev is None else (dev.tpr if label == "pass" else dev.tnr)
-        sources[label] = (f"{name} assumed" if label in assumed or rate is None
-                          else f"dev {name} {rate.value:.3f} over {rows} rows, shrunk")
-    return sources
+    return lines + [f"              {line}" for line in describe_plan(
+        plan.power, rate_sources(status.dev, plan))]

@@ -1,0 +1,295 @@
+"""``judges plan``: what a judge's certificate will take, before or during labelling.
+
+For one judge: the test rows of each class from which the chance of a
+certificate is at least ``--power`` (both classes together, computed exactly
+from the binomial: :mod:`introspection_cli.certification.power`), at the rates
+expected (``--expect-tpr``/``--expect-tnr`` used as given; else the judge's dev
+figures, shrunk; else 0.9), for the bound the next ``judges certify`` will
+decide with (Wilson for the first look at its test rows, the anytime-valid
+bound once this judge version has looked at them); the labels to collect for
+that at the current split ratios and class mix; and what the model calls of
+certifying at the plan cost, from the price table, with each call's tokens
+estimated as ``judges eval --dry-run`` estimates them, over the first rows of
+the calibration file.
+
+From files alone, as ``judges status``: no model call, no SDK imported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from introspection_cli.certification.bounds import WILSON, BoundMethod
+from introspection_cli.certification.power import PLAN_POWER, describe_plan, labels_to_collect
+from introspection_cli.errors import UsageError
+from introspection_cli.recipe.model import Judge
+from introspection_cli.workflows.status import (
+    PLANNED,
+    DevFigures,
+    Plan,
+    RowCounts,
+    StatusResult,
+    count_rows,
+    dev_figures,
+    make_plan,
+    next_bound,
+    rate_sources,
+)
+
+#: Rows whose prompts are rendered to estimate a call's tokens: the first of the file.
+PRICED_ROWS = 16
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """The model calls of certifying at the plan: one per test row the gate matches."""
+
+    calls: int
+    provider: str
+    model: str
+    #: Estimated tokens of those calls; None when no row could be rendered to estimate from.
+    input_tokens: int | None
+    output_tokens: int | None
+    #: US dollars, None without a price for the model (or without a token estimate).
+    cost: float | None
+    #: Rows rendered for the estimate.
+    sampled: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"calls": self.calls, "provider": self.provider, "model": self.model,
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cost": self.cost, "rows_sampled": self.sampled}
+
+
+@dataclass(frozen=True)
+class CertificationPlan:
+    """Everything ``judges plan`` says about one judge."""
+
+    judge: str
+    fingerprint: str
+    plan: Plan
+    bound: BoundMethod
+    #: Looks at the rows now in test made by this judge version (one sample per row).
+    looks: int
+    sources: Mapping[str, str]
+    cost: CallCost
+    rejected: int
+
+    @property
+    def labels_fill_test(self) -> int | None:
+        """Labels to collect when every new one goes to test (``judges split
+        --fill-test``) until the plan is met."""
+        power = self.plan.power
+        more = {label: plan.more for label, plan in power.classes.items()}
+        return labels_to_collect(more, 1.0, power.class_mix)[0]
+
+    def as_json(self) -> dict[str, Any]:
+        power = self.plan.power
+        return {
+            "judge": self.judge, "fingerprint": self.fingerprint, "bar": power.bar,
+            "power": power.power,
+            "bound": {"method": self.bound.name, "looks_before": self.looks},
+            "classes": {label: {**plan.as_json(), "source": self.sources[label]}
+                        for label, plan in power.classes.items()},
+            "labels": power.labels, "reach_test": power.reach_test,
+            "labels_fill_test": self.labels_fill_test,
+            "test_share": power.test_share, "class_mix": dict(power.class_mix),
+            "cost": self.cost.as_json(), "rejected_rows": self.rejected,
+        }
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """What ``judges plan`` is asked: the judge, the expected rates, the bar, the power."""
+
+    judge: str
+    expect: Mapping[str, float]  # label -> the rate expected, used as given
+    bar: float = 0.8
+    power: float = PLAN_POWER
+    fmt: str = "text"
+
+    def check(self) -> None:
+        if not self.judge:
+            raise UsageError("judges plan needs --judge NAME: a plan is per judge")
+        flags = {"pass": "--expect-tpr", "fail": "--expect-tnr"}
+        for flag, value in (*((flags[k], v) for k, v in self.expect.items()),
+                            ("--bar", self.bar), ("--power", self.power)):
+            if not (math.isfinite(value) and 0 < value < 1):
+                raise UsageError(f"{flag} {value:g} must be a number above 0 and below 1")
+        if self.fmt not in ("text", "json"):
+            raise UsageError(f"unknown format {self.fmt!r}; use one of: text, json")
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What a judge's plan is made from, read from its files and the ledger."""
+
+    counts: RowCounts
+    fingerprint: str
+    bound: BoundMethod
+    looks: int
+    dev: DevFigures | None
+
+
+def _inputs(judge: Judge, *, cache_dir: Path, keep: int = 0) -> _Inputs:
+    from introspection_cli.certification.exposure import looks_under
+    from introspection_cli.certification.exposure_file import exposure_path, read_looks
+    from introspection_cli.evaluation.fingerprint import judge_fingerprint
+    from introspection_cli.evaluation.ledger import LEDGER_FILE, Ledger
+
+    counts = count_rows(judge, None, keep=keep) if judge.calibration_path.is_file() \
+        else RowCounts()
+    fingerprint = judge_fingerprint(judge)
+    looks = read_looks(exposure_path(judge.path.parent, judge.name))
+    dev: DevFigures | None = None
+    if counts.dev_labels:
+        ledger = Ledger(cache_dir / LEDGER_FILE)
+        try:
+            dev = dev_figures(counts.dev_labels, ledger.outcomes(judge.name, fingerprint))
+        finally:
+            ledger.close()
+    return _Inputs(counts, fingerprint, next_bound(looks, fingerprint, counts.test_rows),
+                   looks_under(looks, (fingerprint, 1), counts.test_rows), dev)
+
+
+def plan_judge(judge: Judge, settings: PlanSettings, *, cache_dir: Path) -> CertificationPlan:
+    """The plan of one judge, from its files and the evaluation ledger's dev outcomes."""
+    found = _inputs(judge, cache_dir=cache_dir, keep=PRICED_ROWS)
+    plan = make_plan(found.counts, found.dev, settings.bar, found.bound, given=settings.expect,
+                     power=settings.power)
+    return CertificationPlan(judge.name, found.fingerprint, plan, found.bound, found.looks,
+                             rate_sources(found.dev, plan),
+                             certification_cost(judge, found.counts, plan),
+                             found.counts.rejected_rows)
+
+
+def planned_test_rows(judge: Judge, *, cache_dir: Path, bar: float = 0.8
+                      ) -> dict[str, int | None]:
+    """label -> the test rows the judge's plan asks for at its default rates (``judges
+    split --fill-test``); None when the bar is out of reach at the planned rate."""
+    found = _inputs(judge, cache_dir=cache_dir)
+    plan = make_plan(found.counts, found.dev, bar, found.bound)
+    return {label: plan.power.classes[label].rows for label in PLANNED}
+
+
+def certification_cost(judge: Judge, counts: RowCounts, plan: Plan) -> CallCost:
+    """The calls ``judges certify`` makes at the plan (every test row the gate matches, the
+    rows labels will add included), priced at the tokens of the file's first rows."""
+    from introspection_cli.pricing import load_prices
+
+    held = sum(counts.table["test"][label] for label in ("pass", "fail", "not_applicable"))
+    rows = held + (plan.power.reach_test or 0)
+    gated_share = (counts.gate_misses or 0) / counts.rows if counts.rows else 0.0
+    calls = round(rows * (1 - gated_share))
+    provider, model = judge.llm.provider, judge.llm.model
+    tokens = _tokens_per_call(judge, counts.sample)
+    if tokens is None:
+        return CallCost(calls, provider, model, None, None, None, 0)
+    (per_in, per_out), sampled = tokens
+    usage = {"input_tokens": round(calls * per_in), "output_tokens": round(calls * per_out)}
+    return CallCost(calls, provider, model, usage["input_tokens"], usage["output_tokens"],
+                    load_prices().cost(provider, model, usage), sampled)
+
+
+def _tokens_per_call(judge: Judge, rows: Sequence[Any]) -> tuple[tuple[float, float], int] | None:
+    """Mean estimated (input, output) tokens of the requests for ``rows`` (those the gate
+    matches), and how many there were; None when there is none."""
+    from introspection_cli.evaluation.gate import GateTimeout, evaluate_gate
+    from introspection_cli.evaluation.plan import build_request
+    from introspection_cli.evaluation.tokens import request_tokens
+
+    estimates = []
+    for row in rows:
+        events = row.judge_input.get("events")
+        try:
+            gate = evaluate_gate(judge.gate, events if isinstance(events, list) else [])
+        except GateTimeout:
+            continue
+        if gate.applies:
+            request = build_request(judge, judge.llm.provider, judge.llm.model,
+                                    row.judge_input, gate)
+            estimates.append(request_tokens(request))
+    if not estimates:
+        return None
+    count = len(estimates)
+    return (sum(i for i, _ in estimates) / count, sum(o for _, o in estimates) / count), count
+
+
+def plan_command(path: Path, settings: PlanSettings, *,
+                 cache_dir: Path | None = None) -> StatusResult:
+    """``judges plan``: the plan to print; exit 1 when rows of the file are rejected."""
+    from introspection_cli.evaluation.cache_dir import default_cache_dir
+    from introspection_cli.recipe.selection import load_valid_recipe, select_judges
+
+    settings.check()
+    recipe, warnings = load_valid_recipe(path, (settings.judge,))
+    judge = recipe.judges.get(settings.judge)
+    if judge is None:  # before any label a judge has no calibration file, and may be planned
+        select_judges(recipe, (settings.judge,))  # raises: no judge of that name
+        raise AssertionError("unreachable")  # pragma: no cover
+    planned = plan_judge(judge, settings, cache_dir=cache_dir or default_cache_dir())
+    stdout = json.dumps(planned.as_json(), indent=2, ensure_ascii=False) + "\n" \
+        if settings.fmt == "json" else plan_text(planned)
+    problems = [f"judge {judge.name}: {planned.rejected} calibration row(s) rejected; "
+                f"`introspection check {path}` lists them"] if planned.rejected else []
+    return StatusResult(stdout, 1 if problems else 0,
+                        (*problems, *(f"warning: {warning}" for warning in warnings)))
+
+
+def plan_text(planned: CertificationPlan) -> str:
+    """The plan in words."""
+    power = planned.plan.power
+    lines = [f"judge {planned.judge}: to certify at bar {power.bar:g} with probability "
+             f"{power.power:.0%}",
+             f"  bound      {_bound_text(planned)}"]
+    for label, plan in power.classes.items():
+        name = PLANNED[label].upper()
+        rows = "out of reach: no number of rows would do" if plan.rows is None else \
+            f"{plan.rows} test rows"
+        more = "" if plan.more is None else f", {plan.more} more"
+        lines.append(f"  {label:<10} {rows} at {name} {plan.rate:.3f} "
+                     f"({planned.sources[label]}); test holds {plan.held}{more}")
+    lines.append(f"  labels     {_labels_text(planned)}")
+    if planned.labels_fill_test:
+        lines.append(f"             with `judges split --fill-test` (every new label to test "
+                     f"until the plan is met): about {planned.labels_fill_test}")
+    lines.append(f"             new labels are assumed {power.class_mix.get('pass', 0.5):.0%} "
+                 "pass, as labelled so far")
+    lines.append(f"  cost       {_cost_text(planned.cost)}")
+    return "\n".join(lines) + "\n"
+
+
+def _bound_text(planned: CertificationPlan) -> str:
+    if planned.bound is WILSON:
+        return ("Wilson: the next certification is the first look at these test rows by "
+                "this judge version")
+    return (f"anytime-valid: this judge version looked at these test rows {planned.looks} "
+            "time(s); every later look is decided with the anytime-valid bound, so looking "
+            "after each labelling round keeps the level")
+
+
+def _labels_text(planned: CertificationPlan) -> str:
+    power = planned.plan.power
+    described = describe_plan(power, planned.sources)
+    if power.labels is None:
+        return ("unknown: a class is out of reach, or no label of it yet to say how often "
+                "new labels are of it")
+    return described[-1]
+
+
+def _cost_text(cost: CallCost) -> str:
+    calls = f"about {cost.calls} model call(s) to certify at the plan ({cost.provider}/" \
+        f"{cost.model})"
+    cached = "rows already in the verdict cache cost nothing"
+    if cost.input_tokens is None:
+        return f"{calls}; no row of the file to estimate a call's tokens from; {cached}"
+    tokens = (f"~{cost.input_tokens:,} input and ~{cost.output_tokens:,} output tokens "
+              f"(estimated from {cost.sampled} row(s))")
+    price = "no price for the model in prices.toml" if cost.cost is None else \
+        f"${cost.cost:,.4f}"
+    return f"{calls}: {tokens}, {price}; {cached}"
