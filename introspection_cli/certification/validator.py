@@ -45,6 +45,9 @@ from introspection_cli.statistics import wilson_interval
 
 #: The bar ``check --require-certified`` (and every reader) asks for unless ``--min-bar``.
 MIN_BAR = 0.8
+#: The error ceiling ``check --require-certified`` accepts a certificate made with (certify's
+#: default): a looser ``--max-error-rate`` certifies a judge on the rows it happened to answer.
+MAX_ERROR_RATE = 0.05
 #: How far a recomputed figure may be from the recorded one: rounding, never a real change.
 _TOLERANCE = 1e-9
 
