@@ -350,18 +350,14 @@ def _fruit_rubric(words: tuple[str, ...]) -> str:
     return _FRUIT_RUBRIC.format(", ".join(words) if words else "nothing named here yet")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "audit: the class rules compare each candidate with the rubric it replaces, so a class "
-    "can lose one row per kept round: three rounds take dev TPR from 3/3 to 0/3, each "
-    "round gaining two fail rows for one pass row. A bound against the starting rubric "
-    "(or the contract's reading of 'one row's worth' per run) is the lead's call"))
 def test_a_class_is_not_collapsed_one_row_a_round(tmp_path: Path,
                                                    rubric_stub: StubFactory) -> None:
     # Dev: three pass rows whose topics the rubric names (apples, bananas, cherries), six
     # fail rows it wrongly passes (dates ... kiwis) and ten fail rows it rightly fails
     # (spam). Each scripted edit drops one pass topic and two wrongly passed fail topics:
     # gained 2, lost 1, applicable agreement up, TPR down by exactly one row, 1 flip among
-    # at least 13 untargeted rows. Every round is kept, and the pass class is gone.
+    # at least 13 untargeted rows. Per round every edit passes the class rules; against the
+    # rubric the run started from, the second edit has lost two pass rows.
     rows = (("train", "omega", 1, "pass"),
             ("dev", "apples", 1, "pass"), ("dev", "bananas", 1, "pass"),
             ("dev", "cherries", 1, "pass"),
@@ -379,9 +375,18 @@ def test_a_class_is_not_collapsed_one_row_a_round(tmp_path: Path,
     rubric_stub(edits)
     report, result = align_json(root, "--rounds", "3", "--no-cost-limit")
     assert result.returncode == 0, result.stderr
-    kept = [round_["kept"] for round_ in report["rounds"]]
-    before = report["start"]["dev"]["tpr"]
-    after = report["final"]["dev"]["tpr"]
-    pass_rows = report["rounds"][0]["dev"]["tpr"]["rows"]
-    # Kept three times over, the judge passes nothing on dev (TPR 3/3 -> 0/3).
-    assert after["value"] >= before["value"] - 1 / pass_rows, (kept, before, after)
+    rounds = report["rounds"]
+    assert [round_["kept"] for round_ in rounds] == [True, False, False]
+    # Round 2 holds against round 1's rubric (TPR 2/3 -> 1/3) but not against the start.
+    second = rounds[1]
+    assert second["dev"]["tpr"] | {"before": 2, "after": 1, "rows": 3} == second["dev"]["tpr"]
+    assert second["refused_by"] == ["tpr-holds-since-start"]
+    [refusal] = [c for c in second["checks"] if c["rule"] == "tpr-holds-since-start"]
+    assert "TPR 3/3 -> 1/3 rows labelled pass since the start of the run" in refusal["detail"]
+    # Once round 1 is kept, every later round is held to the start as well.
+    assert "tpr-holds-since-start" not in [c["rule"] for c in rounds[0]["checks"]]
+    assert "tnr-holds-since-start" in [c["rule"] for c in rounds[2]["checks"]]
+    # The run as a whole loses one pass row at most (it lost all three: 3/3 -> 0/3).
+    pass_rows = rounds[0]["dev"]["tpr"]["rows"]
+    assert round(report["final"]["dev"]["tpr"]["value"] * pass_rows) >= \
+        round(report["start"]["dev"]["tpr"]["value"] * pass_rows) - 1
