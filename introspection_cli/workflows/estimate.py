@@ -34,6 +34,7 @@ from introspection_cli.workflows.estimate_calibration import CalibrationSource, 
 from introspection_cli.workflows.judges_eval import EvalCommandResult, provider_failure
 
 if TYPE_CHECKING:
+    from introspection_cli.estimation.misfit import Misfit
     from introspection_cli.evaluation.batch import BatchEvents
 
 
@@ -159,7 +160,7 @@ def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
         return EvalCommandResult("", exit_code, (*problems, str(refusal)))
     notes = [*warnings, *calibration.warnings, *corrected.notes]
     if corrected.misfit.misfit:
-        misfit = _misfit_sentence(corrected.misfit.residual, corrected.misfit.threshold)
+        misfit = _misfit_sentence(corrected.misfit)
         if not settings.allow_misfit:
             raise EstimateRefused(misfit + ". Look at what changed, label rows like these, "
                                   "or pass --allow-misfit to see the estimate anyway")
@@ -173,12 +174,13 @@ def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
                              (*problems, *(f"warning: {note}" for note in notes)), payload)
 
 
-def _misfit_sentence(residual: float, threshold: float) -> str:
+def _misfit_sentence(misfit: Misfit) -> str:
     return ("production contradicts the calibration: its verdict shares are not ones the "
-            "judge's measured error rates can produce, beyond sampling error (least-squares "
-            f"residual {residual:.2g}, above the {threshold:.2g} that 99% of samples from "
-            "the fitted mix stay under). The conversations may have drifted or come from "
-            "another population, or the calibration measured the rates on too few rows")
+            "judge's measured error rates can produce, beyond the sampling error of both "
+            f"(Pearson X² {misfit.statistic:.3g} against the best joint fit, p = "
+            f"{misfit.p_value:.2g} <= {misfit.level:g} by a bootstrap of both samples). The "
+            "conversations may have drifted or come from another population, or the "
+            "calibration measured the rates on too few rows")
 
 
 def _payload(judge: Judge, calibration: CalibrationSource, production: ProductionCounts,
