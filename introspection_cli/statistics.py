@@ -57,6 +57,12 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> Interval | None:
     # Clamp: at p = 0 or 1 rounding can put a bound a hair on the wrong side of p.
     low = max(0.0, min(p, centre - half_width))
     high = min(1.0, max(p, centre + half_width))
+    # n of n (0 of n) has the bound n / (n + z²) (z² / (n + z²)) exactly; the general form
+    # subtracts two near-equal numbers there and loses digits on very many rows.
+    if successes == n:
+        low = n / (n + z2)
+    if successes == 0:
+        high = z2 / (n + z2)
     return Interval(value=p, low=low, high=high)
 
 
@@ -70,6 +76,8 @@ def wilson_lower(successes: float, n: int, z: float = Z_95) -> float:
         raise ValueError(f"need n >= 1 and 0 <= successes <= n, got successes={successes}, n={n}")
     p = successes / n
     z2 = z * z
+    if successes == n:  # n / (n + z²) exactly, as in wilson_interval
+        return n / (n + z2)
     centre = p + z2 / (2 * n)
     half_width = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
     return max(0.0, min(p, (centre - half_width) / (1 + z2 / n)))
@@ -86,7 +94,8 @@ def rows_to_reach(bar: float, rate: float = 1.0, z: float = Z_95) -> int | None:
     ``rate = 1`` is a judge that agrees on every row: for ``bar = 0.80`` that is 16
     (15 of 15 has lower bound 0.796, 16 of 16 has 0.806). ``None`` when no
     number of rows can reach the bar: the rate is not above it (the bound stays
-    below the rate), or more than :data:`PLANNING_LIMIT` rows would be needed.
+    below the rate), or, for a rate below 1, more than :data:`PLANNING_LIMIT`
+    rows would be needed. A judge agreeing on every row reaches any bar below 1.
     """
     if not 0.0 <= bar <= 1.0 or not 0.0 <= rate <= 1.0:
         raise ValueError(f"bar and rate must be in [0, 1], got bar={bar}, rate={rate}")
@@ -94,6 +103,15 @@ def rows_to_reach(bar: float, rate: float = 1.0, z: float = Z_95) -> int | None:
         return 1
     if rate <= bar:
         return None
+    if rate >= 1.0:
+        # n of n has lower bound n / (n + z²): the first n is z²·bar / (1 − bar), rounded
+        # up, then settled against the bound itself (floating point), with no limit.
+        n = max(1, math.ceil(z * z * bar / (1.0 - bar)))
+        while n > 1 and wilson_lower(n - 1, n - 1, z) >= bar:
+            n -= 1
+        while wilson_lower(n, n, z) < bar:
+            n += 1
+        return n
 
     def reaches(n: int) -> bool:
         return wilson_lower(rate * n, n, z) >= bar

@@ -17,6 +17,12 @@ every rule below holds; each refusal names the rules that did not:
     Neither class loses more than one row's worth: of the paired rows
     labelled ``pass`` (``fail``), at most one fewer has the outcome ``pass``
     (``fail``). An edit that buys agreement by collapsing one class fails here.
+``tpr-holds-since-start`` / ``tnr-holds-since-start``
+    The same bound against the rubric the run started from, once an edit has
+    been kept (before that the current rubric is the start): on the dev rows
+    scored under both, at most one fewer in each class is right. Per round
+    alone, three kept edits could each give up one pass row and take TPR from
+    3/3 to 0/3; the run as a whole gives up one row's worth at most.
 ``untargeted-flips``
     At most :data:`FLIP_LIMIT` of the untargeted rows change outcome. A dev
     row is *targeted* when the current rubric disagrees with its label (the
@@ -171,9 +177,17 @@ class RuleCheck:
         return {"rule": self.rule, "met": self.met, "detail": self.detail}
 
 
-def keep_rules(dev: DevComparison) -> tuple[RuleCheck, ...]:
-    """Every keep rule applied to ``dev``, in the order the docs list them."""
+def keep_rules(dev: DevComparison,
+               since_start: DevComparison | None = None) -> tuple[RuleCheck, ...]:
+    """Every keep rule applied to ``dev``, in the order the docs list them; with
+    ``since_start`` (the run's first rubric against the candidate, once the current
+    rubric is no longer that one), the class rules against the start too."""
     applicable, tpr, tnr = dev.applicable, dev.tpr, dev.tnr
+    cumulative = () if since_start is None else (
+        _class_rule("tpr-holds-since-start", "TPR", "pass", since_start.tpr,
+                    " since the start of the run"),
+        _class_rule("tnr-holds-since-start", "TNR", "fail", since_start.tnr,
+                    " since the start of the run"))
     return (
         RuleCheck("gained-over-lost", dev.gained > dev.lost,
                   f"dev rows gained {dev.gained}, lost {dev.lost} (a kept edit gains more "
@@ -183,6 +197,7 @@ def keep_rules(dev: DevComparison) -> tuple[RuleCheck, ...]:
                   f"{applicable.after}/{applicable.rows} (it must rise)"),
         _class_rule("tpr-holds", "TPR", "pass", tpr),
         _class_rule("tnr-holds", "TNR", "fail", tnr),
+        *cumulative,
         RuleCheck("untargeted-flips", dev.untargeted_flips <= FLIP_LIMIT * dev.untargeted,
                   f"{dev.untargeted_flips} of {dev.untargeted} untargeted dev rows changed "
                   f"outcome (at most {FLIP_LIMIT:.0%} may)"),
@@ -192,10 +207,10 @@ def keep_rules(dev: DevComparison) -> tuple[RuleCheck, ...]:
     )
 
 
-def _class_rule(rule: str, name: str, label: str, tally: Tally) -> RuleCheck:
+def _class_rule(rule: str, name: str, label: str, tally: Tally, since: str = "") -> RuleCheck:
     return RuleCheck(rule, tally.after >= tally.before - 1,
                      f"{name} {tally.before}/{tally.rows} -> {tally.after}/{tally.rows} rows "
-                     f"labelled {label} (it may fall by one row at most)")
+                     f"labelled {label}{since} (it may fall by one row at most)")
 
 
 def failed(checks: Iterable[RuleCheck]) -> tuple[RuleCheck, ...]:

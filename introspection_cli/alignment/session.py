@@ -172,7 +172,7 @@ class AlignSession:
                 return results, current[0], Stop(NOTHING_LEFT)
             request = proposal_request(current[0], disagreements, tried,
                                        model=self.plan.optimizer_model[1])
-            outcome = self._round(number, current, request, tried)
+            outcome = self._round(number, current, request, tried, start)
             if outcome.result is not None:
                 results.append(outcome.result)
             if outcome.stop is not None:
@@ -184,7 +184,7 @@ class AlignSession:
         return results, current[0], None
 
     def _round(self, number: int, current: tuple[str, Evaluated], request: ModelRequest,
-               tried: list[TriedEdit]) -> _RoundOutcome:
+               tried: list[TriedEdit], start: Evaluated) -> _RoundOutcome:
         instructions, evaluated = current
         ahead = optimizer_estimate(request, self.plan.optimizer_model, self.budget.prices) \
             + self.evaluation_estimate(instructions, cached=False)
@@ -216,12 +216,15 @@ class AlignSession:
         if isinstance(outcome, Stop):
             return _RoundOutcome(replace(base, note=f"not evaluated: {outcome.reason}"),
                                  stop=outcome)
-        return _RoundOutcome(self._decide(base, evaluated, outcome, tried), outcome)
+        return _RoundOutcome(self._decide(base, evaluated, outcome, tried, start), outcome)
 
     def _decide(self, base: RoundResult, current: Evaluated, candidate: Evaluated,
-                tried: list[TriedEdit]) -> RoundResult:
+                tried: list[TriedEdit], start: Evaluated) -> RoundResult:
         dev = compare_dev(current.dev, candidate.dev)
-        checks = keep_rules(dev)
+        # After a kept edit the class rules hold against the first rubric too: one row's
+        # worth per round would let kept rounds empty a class a row at a time.
+        since_start = None if current is start else compare_dev(start.dev, candidate.dev)
+        checks = keep_rules(dev, since_start)
         missed = failed(checks)
         cost = None if base.cost is None or candidate.cost is None else base.cost + candidate.cost
         result = replace(base, checks=checks, refused_by=missed, dev=dev,

@@ -42,7 +42,9 @@ def z_for(alpha: float) -> float:
         raise ValueError(f"a one-sided level must be in (0, 0.5), got {alpha}")
     from statistics import NormalDist  # the standard library's; only for another level
 
-    return NormalDist().inv_cdf(1 - alpha)
+    # Φ⁻¹(1 − α) as −Φ⁻¹(α): 1 − α rounds to 1 for a level below ~1e-17 (a hand-edited
+    # certificate), where the quantile is undefined; α itself never rounds away.
+    return -NormalDist().inv_cdf(alpha)
 
 
 def _wilson(successes: int, n: int, alpha: float) -> Interval | None:

@@ -11,8 +11,10 @@
   version 1 certificate;
 * ``exposure-invalid`` (error): a line of an exposure file is not a look;
 * ``judge-not-certified`` (error, only with ``check --require-certified``): a
-  judge with a calibration file and no valid certificate, or one whose test rows'
-  exposure is not clean and was not accepted (``--accept-exposure``).
+  judge with a calibration file and no valid certificate, one whose test rows'
+  exposure is not clean and was not accepted (``--accept-exposure``), or one made
+  with a ``--max-error-rate`` above certify's default (0.05): the bar has a floor,
+  and so has the error ceiling.
 
 A valid certificate made with ``--accept-exposure`` or with ``samples`` > 1 is
 noted (:attr:`CertificateRules.notes`), not reported. No model call and no heavy
@@ -83,6 +85,8 @@ def certificate_diagnostics(listing: Sequence[Path], judge_files: Collection[str
             valid.add(stem)
             if verdict.unclean is not None:
                 refused[stem] = verdict.unclean
+            if require_certified and verdict.loose is not None:
+                found.diagnostics.append(verdict.loose)
     if require_certified:
         found.diagnostics += [_not_certified(stem, names, display, listing, refused.get(stem))
                               for stem in calibrated if stem in judges
@@ -97,12 +101,15 @@ class _Verdict:
     valid: bool = False
     #: Why ``--require-certified`` refuses a valid certificate: its exposure, not accepted.
     unclean: str | None = None
+    #: ``--require-certified``'s error for a valid certificate with a loose error ceiling.
+    loose: Diagnostic | None = None
 
 
 def _certificate(path: Path, stem: str, judge_files: Collection[str],
                  judges: Mapping[str, Judge], display: Mapping[Path, str], real_root: str,
                  min_bar: float) -> _Verdict:
     from introspection_cli.certification.state import assess_certificate, describe_change
+    from introspection_cli.certification.validator import MAX_ERROR_RATE
 
     shown = display.get(path, str(path))
     problem = entry_problem(path, shown, real_root)
@@ -129,6 +136,13 @@ def _certificate(path: Path, stem: str, judge_files: Collection[str],
     if not state.valid or certificate is None:
         return _Verdict()
     verdict = _Verdict(valid=True)
+    if certificate.max_error_rate > MAX_ERROR_RATE:
+        verdict.loose = error(
+            shown, None, None, "judge-not-certified",
+            f"the certificate of judge {stem} was made with --max-error-rate "
+            f"{certificate.max_error_rate:g}, above the {MAX_ERROR_RATE:g} CI accepts: its "
+            "rates are measured only on the rows the judge answered (--require-certified)",
+            f"certify it again with the default: `introspection judges certify --judge {stem}`")
     if certificate.samples > 1:
         verdict.notes.append(f"{shown}: certified as a majority of {certificate.samples} calls; "
                              "a deployment making one call is not what was certified")

@@ -18,7 +18,7 @@ end of the two-sided 95% interval):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from introspection_cli.certification.bounds import DEFAULT_ALPHA as DEFAULT_ALPHA
@@ -146,17 +146,21 @@ def decide(rows: Sequence[RowOutcome], *, bar: float, max_error_rate: float,
     scorable = {label: sum(row.expected == label and row.outcome != "error" for row in rows)
                 for label in LABELS}
     errors = sum(row.outcome == "error" for row in rows)
-    early = insufficient(scorable, bar, errors=errors, alpha=alpha, labelled=labelled,
-                         bound=bound)
-    if early is not None:
-        return early
     tpr = _rate(rows, "pass", ("pass",), bound, alpha)
     tnr = _rate(rows, "fail", ("fail",), bound, alpha)
     na_recall = _rate(rows, "not_applicable", ("not_applicable", "gated"), bound, alpha)
+    early = insufficient(scorable, bar, errors=errors, alpha=alpha, labelled=labelled,
+                         bound=bound)
+    if early is not None:
+        # Too few rows to decide, but the run measured what it measured: the figures are
+        # printed and the plan is made from them.
+        return replace(early, max_error_rate=max_error_rate, tpr=tpr, tnr=tnr,
+                       na_recall=na_recall, bar_na=bar_na)
     reasons = [_missed(name, rate, bar, alpha, bound) for name, rate in
                (("tpr", tpr), ("tnr", tnr)) if rate is None or rate.interval.low < bar]
     if bar_na is not None and (na_recall is None or na_recall.interval.low < bar_na):
-        reasons.append(_missed("na_recall", na_recall, bar_na, alpha, bound, "--bar-na"))
+        reasons.append(_missed("na_recall", na_recall, bar_na, alpha, bound, "--bar-na",
+                               "not_applicable", labelled["not_applicable"]))
     rate = errors / len(rows) if rows else 0.0
     if rate > max_error_rate:
         reasons.append(f"{errors} of {len(rows)} rows are errors ({rate:.3f}), above "
@@ -173,9 +177,13 @@ def interval_name(alpha: float) -> str:
 
 
 def _missed(name: str, rate: Rate | None, bar: float, alpha: float, bound: BoundMethod,
-            flag: str = "the bar") -> str:
+            flag: str = "the bar", label: str = "", labelled: int = 1) -> str:
+    if rate is None and not labelled:
+        return f"{name} is null: no row of the split is labelled {label}, so {flag} {bar:g} " \
+               "cannot be reached"
     if rate is None:
-        return f"{name} is null: every row it needs is an error"
+        return f"{name} is null: every row labelled {label} is an error" if label else \
+            f"{name} is null: every row it needs is an error"
     interval = rate.interval
     return (f"{name} is {interval.value:.3f} over {rate.n} rows with "
             f"{bound.interval_name(alpha)} {interval.low:.3f}–{interval.high:.3f}; its lower "

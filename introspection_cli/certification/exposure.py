@@ -143,15 +143,21 @@ class Exposure:
                 shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
                 found.append(f"{len(ids)} row(s) {what} ({shown})")
         if self.rerolled:
-            found.append("the same procedure on the same rows was run again and gave other "
+            found.append("the same procedure judged the same rows again and gave other "
                          "outcomes (a re-roll)")
         return found
 
 
-def derive_exposure(looks: Sequence[Look],
-                    test_rows: Mapping[str, tuple[str, str]]) -> Exposure:
+def derive_exposure(looks: Sequence[Look], test_rows: Mapping[str, tuple[str, str]], *,
+                    latest: Mapping[str, str] | None = None) -> Exposure:
     """The exposure of ``test_rows`` (conversation id -> (snapshot_hash, expected) of every
-    labelled row now in test) from ``looks``: every look that saw any of them counts."""
+    labelled row now in test) from ``looks``: every look that saw any of them counts.
+
+    ``latest`` is the per-row outcome (conversation id -> outcome, error rows left out) of
+    the newest look, ``looks[-1]``, when the caller knows it (the run that made it, or the
+    certificate listing it): an earlier look of the same procedure at rows it also judged
+    is then a re-roll when those rows came out otherwise, even though the newest look saw
+    more rows (a row labelled between two runs must not hide a re-roll)."""
     relevant = [look for look in looks
                 if any(row.conversation_id in test_rows for row in look.rows)]
     seen = {row.conversation_id for look in relevant for row in look.rows}
@@ -163,9 +169,26 @@ def derive_exposure(looks: Sequence[Look],
     for look in relevant:
         digests.setdefault((look.procedure, frozenset(look.rows)), set()).add(
             look.outcomes_digest)
+    rerolled = any(len(found) > 1 for found in digests.values()) or (
+        latest is not None and bool(looks) and _rerolled_within(looks, latest))
     return Exposure(_procedures(relevant), len(relevant), tuple(moved), tuple(relabelled),
-                    any(len(found) > 1 for found in digests.values()),
-                    len({look.fingerprint for look in relevant}))
+                    rerolled, len({look.fingerprint for look in relevant}))
+
+
+def _rerolled_within(looks: Sequence[Look], latest: Mapping[str, str]) -> bool:
+    """Whether an earlier look of the newest look's procedure, at rows the newest look saw
+    too, got outcomes on them other than the newest look's (``latest``)."""
+    newest = looks[-1]
+    seen = set(newest.rows)
+    for look in looks[:-1]:
+        if look.procedure != newest.procedure or not look.rows or not seen.issuperset(
+                look.rows) or any(row.conversation_id not in latest for row in look.rows):
+            continue
+        again = outcomes_digest((row.conversation_id, latest[row.conversation_id])
+                                for row in look.rows)
+        if again != look.outcomes_digest:
+            return True
+    return False
 
 
 def _procedures(looks: Sequence[Look]) -> int:

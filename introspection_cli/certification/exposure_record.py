@@ -1,16 +1,17 @@
 """Recording looks: the one call every command that evaluates test rows makes.
 
 ``judges eval`` (``--split test``, ``--threshold-split test``), ``judges
-certify`` (and ``--verify``) and ``judges estimate --report`` on a test split
-each append one look per judge (per model) whose test rows were judged, through
-:func:`record_look`. Rows whose outcome is an error are no look at them (the
+certify`` (and ``--verify``), ``judges estimate --report`` on a test split and
+``judges estimate --design random`` over labelled rows that are the judge's test
+rows each append one look per judge (per model) whose test rows were judged,
+through :func:`record_look`. Rows whose outcome is an error are no look at them (the
 model gave no verdict): a run that failed at the provider and is run again adds
 only what it judged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,21 +100,29 @@ def record_test_looks(recipe: Recipe, run: EvalRun, *, samples: int,
         judge = recipe.judges.get(judge_run.name)
         if judge is None or judge_run.fingerprint is None:
             continue
-        look = test_look(run_test_rows(judge_run), fingerprint=judge_run.fingerprint,
-                         samples=samples, temperature=judge.llm.temperature)
-        if look is None:
-            continue
-        try:
-            looks = record_look(judge.path.parent, judge.name, look, cache_dir=cache_dir)
-        except DataError as exc:  # the file (ExposureError) or the lock on its directory
-            warnings.append(f"judge {judge.name}: {exc}")
-            continue
-        test_rows = {cid: (snapshot or "", expected)
-                     for cid, snapshot, expected, _ in run_test_rows(judge_run)}
-        exposure = derive_exposure(looks, test_rows)
-        if not exposure.clean:
-            warnings.append(exposure_warning(judge.name, exposure))
+        warnings += record_judged_test_rows(judge, run_test_rows(judge_run),
+                                            fingerprint=judge_run.fingerprint,
+                                            samples=samples, cache_dir=cache_dir)
     return warnings
+
+
+def record_judged_test_rows(judge: Judge, rows: Sequence[TestRow], *, fingerprint: str,
+                            samples: int, cache_dir: Path) -> list[str]:
+    """A look at ``judge``'s test ``rows`` judged under ``fingerprint`` (nothing when none
+    was judged); its warnings: the file could not be written, or the exposure is no longer
+    clean. Shared by ``judges eval`` and ``judges estimate --design random``."""
+    look = test_look(rows, fingerprint=fingerprint, samples=samples,
+                     temperature=judge.llm.temperature)
+    if look is None:
+        return []
+    try:
+        looks = record_look(judge.path.parent, judge.name, look, cache_dir=cache_dir)
+    except DataError as exc:  # the file (ExposureError) or the lock on its directory
+        return [f"judge {judge.name}: {exc}"]
+    test_rows = {cid: (snapshot or "", expected) for cid, snapshot, expected, _ in rows}
+    latest = {cid: outcome for cid, _, _, outcome in rows if outcome != "error"}
+    exposure = derive_exposure(looks, test_rows, latest=latest)
+    return [] if exposure.clean else [exposure_warning(judge.name, exposure)]
 
 
 def exposure_warning(judge: str, exposure: Exposure) -> str:

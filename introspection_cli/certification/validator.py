@@ -46,6 +46,9 @@ from introspection_cli.statistics import wilson_interval
 
 #: The bar ``check --require-certified`` (and every reader) asks for unless ``--min-bar``.
 MIN_BAR = 0.8
+#: The error ceiling ``check --require-certified`` accepts a certificate made with (certify's
+#: default): a looser ``--max-error-rate`` certifies a judge on the rows it happened to answer.
+MAX_ERROR_RATE = 0.05
 #: How far a recomputed figure may be from the recorded one: rounding, never a real change.
 _TOLERANCE = 1e-9
 
@@ -251,9 +254,11 @@ def exposure_check(certificate: Certificate, looks: Sequence[Look],
                 "edited, or the certificate written by hand?)"), False
     test_rows = {row.conversation_id: (row.snapshot_hash, row.expected) for row in rows}
     procedure = (certificate.fingerprint, certificate.samples)
+    latest = {cid: outcome for cid, outcome in certificate.outcomes if outcome != "error"}
     for index in candidates:
         before = looks[:index + 1]
-        if derive_exposure(before, test_rows).same_record(certificate.exposure) and \
+        exposure = derive_exposure(before, test_rows, latest=latest)
+        if exposure.same_record(certificate.exposure) and \
                 looks_under(before, procedure, test_rows) == certificate.sequential.looks:
             return None, False
     return None, True

@@ -29,9 +29,9 @@ def check(
         "--strict", help="Treat warnings as failures (exit 1).")] = False,
     require_certified: Annotated[bool, typer.Option(
         "--require-certified",
-        help="Make a judge with calibration data but no valid certificate, or one whose "
-             "test rows' exposure is not clean and was not accepted, an error "
-             "(judge-not-certified), for CI.")] = False,
+        help="Make a judge with calibration data but no valid certificate, one whose "
+             "test rows' exposure is not clean and was not accepted, or one certified with "
+             "a --max-error-rate above 0.05, an error (judge-not-certified), for CI.")] = False,
     min_bar: Annotated[float, typer.Option(
         "--min-bar", metavar="X",
         help="The bar a certificate must have been made at to be valid.")] = 0.8,

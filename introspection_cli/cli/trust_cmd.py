@@ -32,7 +32,8 @@ def certify(
     split: Annotated[str, typer.Option(
         help="The split to certify on: test (held out by judges eval), dev or train.")] = "test",
     max_error_rate: Annotated[float, typer.Option(
-        help="At most this share of the split's rows may be errors.")] = 0.05,
+        help="At most this share of the split's rows may be errors (check "
+             "--require-certified accepts at most 0.05).")] = 0.05,
     bar_na: Annotated[float | None, typer.Option(
         help="Also require na_recall's lower bound (not_applicable rows judged "
              "not_applicable or gated) to reach this.")] = None,

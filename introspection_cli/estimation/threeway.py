@@ -33,6 +33,7 @@ from introspection_cli.estimation.counts import (
     EstimateRefused,
     ProductionCounts,
 )
+from introspection_cli.estimation.misfit import Misfit, misfit_test
 from introspection_cli.estimation.simplex import Array, Mask, simplex_least_squares
 from introspection_cli.statistics import Interval, NoBetterThanChance, corrected_pass_rate
 
@@ -46,8 +47,6 @@ MIN_PRODUCTION, FEW_PRODUCTION = 30, 150
 DRAWS = 2000
 #: Any fixed number: the same counts give the same interval on every run.
 SEED = 20_251_202
-#: The misfit test's level: the residual's 99th percentile under the fitted label mix.
-MISFIT_QUANTILE = 0.99
 _EPSILON = 1e-12
 
 
@@ -59,7 +58,7 @@ class CalibrationModel:
     labels: tuple[str, ...]  # the label classes present in the calibration
     observed: tuple[str, ...]  # the verdicts production counts
     matrix: Array  # M over the observed verdicts (columns renormalised), (verdicts, labels)
-    smoothed: Array  # the same from the counts + ½ (the misfit test's)
+    counts: Array  # the calibration counts behind it (the misfit test's sample)
     reach: Array  # per label, the chance its verdict is one production counts
     draws: Array  # Dirichlet draws of the full M, (draws, 3, labels)
     singular: Mask  # per draw, whether its M is as good as chance on some class
@@ -70,21 +69,6 @@ class CalibrationModel:
         """Nothing not_applicable on either side of the calibration: Rogan–Gladen applies."""
         return self.labels == ("pass", "fail") and not any(
             self.confusion.count(label, "not_applicable") for label in self.labels)
-
-
-@dataclass(frozen=True)
-class Misfit:
-    """The least-squares residual and the 99th percentile of its bootstrap under the fit."""
-
-    residual: float
-    threshold: float
-
-    @property
-    def misfit(self) -> bool:
-        return self.residual > self.threshold + _EPSILON
-
-    def as_json(self) -> dict[str, Any]:
-        return {"residual": self.residual, "threshold": self.threshold, "misfit": self.misfit}
 
 
 @dataclass(frozen=True)
@@ -138,10 +122,6 @@ def prepare(confusion: Confusion, *, counts_not_applicable: bool,
                 f"every calibration row labelled {label} got a not_applicable verdict, and "
                 "--passed/--total count only pass and fail ones: give --not-applicable J too")
     matrix = full[rows] / reach
-    # The misfit test's M: the counts smoothed as the bootstrap's Dirichlet(counts + ½)
-    # is, so a verdict never seen on 50 rows is rare, not impossible.
-    smoothed = (counts + 0.5)[rows]
-    smoothed = smoothed / smoothed.sum(axis=0)
     _refuse_chance(matrix, labels, confusion)
     rng = np.random.default_rng(seed)
     drawn = _dirichlet(rng, np.broadcast_to(counts + 0.5, (draws, *counts.shape)), axis=1)
@@ -156,7 +136,7 @@ def prepare(confusion: Confusion, *, counts_not_applicable: bool,
             f"{share:.0%} of {draws} bootstrap draws of its verdict matrix are as good as "
             f"chance on some class (at most {MAX_SINGULAR_DRAWS:.0%} allowed). Label more "
             "calibration rows, or improve the rubric")
-    return CalibrationModel(confusion, labels, observed, matrix, smoothed, reach, drawn,
+    return CalibrationModel(confusion, labels, observed, matrix, counts[rows], reach, drawn,
                             singular, tuple(notes))
 
 
@@ -180,9 +160,11 @@ def corrected_rate(model: CalibrationModel, production: ProductionCounts,
     if mix[..., :2].sum() <= _EPSILON:
         raise EstimateRefused("the production verdicts look entirely not_applicable to the "
                               "calibration: there is no pass or fail conversation to estimate")
-    rng = np.random.default_rng(seed)
-    misfit = _misfit(model.smoothed, shares, total, rng, len(model.draws))
-    bootstrap = _bootstrap(model, verdicts, rng)
+    # The misfit test draws from its own stream: the interval does not depend on whether
+    # the test needed a bootstrap (it does not when the calibration fits exactly).
+    misfit = misfit_test(model.counts, verdicts, np.random.default_rng((seed, 1)),
+                         len(model.draws))
+    bootstrap = _bootstrap(model, verdicts, np.random.default_rng(seed))
     theta_point = float(mix[0] / (mix[0] + mix[1]))
     if model.binary and not production.not_applicable:
         theta = _rogan_gladen(model.confusion, production, total)
@@ -302,22 +284,6 @@ def _bootstrap(model: CalibrationModel, verdicts: Array, rng: np.random.Generato
     usable = ~model.singular & (judged > _EPSILON)
     theta = mix[usable, 0] / judged[usable]
     return _Bootstrap(theta, mix[usable, 2], 1.0 - float(np.mean(usable)))
-
-
-def _misfit(matrix: Array, shares: Array, total: int, rng: np.random.Generator,
-            draws: int) -> Misfit:
-    """How far production is from anything M can produce, against its sampling error.
-
-    M is the calibration's (smoothed by ½ a row per cell). The null: ``total``
-    production verdicts drawn from M at the fitted mix and refitted; the residual's
-    99th percentile over those draws is the threshold.
-    """
-    fit = simplex_least_squares(matrix, shares)
-    expected = np.clip(matrix @ fit.x, 0.0, None)
-    simulated = rng.multinomial(total, expected / expected.sum(), size=draws)
-    null = simplex_least_squares(np.broadcast_to(matrix, (draws, *matrix.shape)),
-                                 simulated / total).residual
-    return Misfit(float(fit.residual), float(np.quantile(null, MISFIT_QUANTILE)))
 
 
 def _percentile(draws: Array, point: float) -> Interval:

@@ -255,11 +255,12 @@ RULE_HELP: dict[str, tuple[str, str, str]] = {
     'judge-not-certified': (
         'error',
         'only with check --require-certified: a judge with a calibration file and no '
-        "valid certificate (none, stale or invalid), or a valid one whose test rows' "
+        "valid certificate (none, stale or invalid), a valid one whose test rows' "
         'exposure is not clean and was not accepted with judges certify '
-        '--accept-exposure "REASON"',
+        '--accept-exposure "REASON", or a valid one made with a --max-error-rate above '
+        "0.05 (certify's default; the error is on the certificate)",
         'certify it: introspection judges certify --judge <x>, on fresh test rows if '
-        'its exposure is not clean',
+        'its exposure is not clean, with the default --max-error-rate',
     ),
     'file-ignored': (
         'warning',

@@ -27,7 +27,7 @@ from typing import Any
 from introspection_cli.certification.certificate import FamilyWise, write_certificate
 from introspection_cli.certification.decision import DEFAULT_ALPHA, Certification, decide
 from introspection_cli.certification.familywise import METHODS, family_decisions
-from introspection_cli.certification.validator import MIN_BAR
+from introspection_cli.certification.validator import MAX_ERROR_RATE, MIN_BAR
 from introspection_cli.errors import CommandResult, ExitCode, UsageError, exit_code_for
 from introspection_cli.evaluation.cache import default_cache_dir
 from introspection_cli.evaluation.fingerprint import judge_identity
@@ -67,7 +67,7 @@ class CertifySettings:
     every: bool = False  # --all: every judge with a calibration file
     bar: float = 0.8
     split: str = "test"
-    max_error_rate: float = 0.05
+    max_error_rate: float = MAX_ERROR_RATE
     bar_na: float | None = None
     family_wise: str | None = None
     accept_exposure: str | None = None
@@ -239,7 +239,7 @@ def _notes(candidate: Candidate, settings: CertifySettings, written: bool) -> li
                      "`introspection check` reports it stale until the judge file names what "
                      "was certified")
     exposure = candidate.exposure
-    if candidate.run is not None and settings.split == "test" and not exposure.clean:
+    if candidate.look is not None and not exposure.clean:  # the run looked at test rows
         what = "; ".join(exposure.problems())
         if written and settings.accept_exposure:
             notes.append(f"judge {candidate.name}: its test rows' exposure is not clean "
@@ -256,4 +256,8 @@ def _notes(candidate: Candidate, settings: CertifySettings, written: bool) -> li
         notes.append(f"--bar {settings.bar:g} is below {MIN_BAR:g}: `introspection check` "
                      f"reports this certificate invalid unless run with --min-bar "
                      f"{settings.bar:g}")
+    if written and settings.max_error_rate > MAX_ERROR_RATE:
+        notes.append(f"--max-error-rate {settings.max_error_rate:g} is above "
+                     f"{MAX_ERROR_RATE:g}: `introspection check --require-certified` refuses "
+                     "this certificate; certify with the default for CI")
     return notes

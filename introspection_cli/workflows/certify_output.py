@@ -76,8 +76,9 @@ def payload(candidate: Candidate, split: str, samples: int, plan: Plan,
         "tpr": _rate(decision.tpr),
         "tnr": _rate(decision.tnr),
         "na_recall": _rate(decision.na_recall),
-        "exposure": {**exposure.as_json(), "clean": exposure.clean} if ran and split == "test"
-        else None,
+        # A run whose every test row was an error judged nothing and recorded no look.
+        "exposure": {**exposure.as_json(), "clean": exposure.clean}
+        if candidate.look is not None else None,
         "sequential": {"looks": max(1, candidate.sequential_looks),
                        "method": decision.bound.name} if ran else None,
         "test_fingerprints_seen": exposure.fingerprints if ran else None,

@@ -195,7 +195,10 @@ def record_exposure(candidate: Candidate, *, samples: int, cache_dir: Path,
     looks = read_looks(exposure_path(judges_dir, name)) if candidate.look is None else \
         record_look(judges_dir, name, candidate.look, cache_dir=cache_dir)
     test_rows = _test_rows(candidate.split)
-    candidate.exposure = derive_exposure(looks, test_rows)
+    latest = None if candidate.look is None else {
+        row.conversation_id: row.outcome for row in run.rows
+        if row.split == "test" and row.outcome != "error"}
+    candidate.exposure = derive_exposure(looks, test_rows, latest=latest)
     candidate.sequential_looks = looks_under(looks, (candidate.identity.fingerprint, samples),
                                              test_rows)
     # The file is the truth (another run may have looked since prepare): this look is the

@@ -35,7 +35,14 @@ from introspection_cli.workflows.estimate_calibration import CalibrationSource, 
 from introspection_cli.workflows.judges_eval import provider_failure
 
 if TYPE_CHECKING:
+    from introspection_cli.estimation.misfit import Misfit
     from introspection_cli.evaluation.batch import BatchEvents
+
+
+#: The most production verdicts ``--passed/--total/--not-applicable`` may count: a
+#: double holds every count exactly up to 2**53, and numpy's multinomial draws need them
+#: in a C long; 10^15 is far past any production and inside both.
+MAX_VERDICTS = 10 ** 15
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,9 @@ class EstimateSettings:
         if self.not_applicable is not None and (not counts or self.not_applicable < 0):
             raise UsageError("--not-applicable J goes with --passed K --total N (J >= 0: the "
                              "judge's not_applicable verdicts besides the N pass/fail ones)")
+        if counts and (self.total or 0) + (self.not_applicable or 0) > MAX_VERDICTS:
+            raise UsageError(f"--total and --not-applicable count at most {MAX_VERDICTS:,} "
+                             "verdicts together; check the counts")
         if (self.report is None) != (self.split is None):
             raise UsageError("--report and --split go together: the calibration is that "
                              "split's rows in that report")
@@ -150,7 +160,7 @@ def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
         return CommandResult("", (*problems, str(refusal)), exit_code)
     notes = [*warnings, *calibration.warnings, *corrected.notes]
     if corrected.misfit.misfit:
-        misfit = _misfit_sentence(corrected.misfit.residual, corrected.misfit.threshold)
+        misfit = _misfit_sentence(corrected.misfit)
         if not settings.allow_misfit:
             raise EstimateRefused(misfit + ". Look at what changed, label rows like these, "
                                   "or pass --allow-misfit to see the estimate anyway")
@@ -161,12 +171,13 @@ def _correct(path: Path, options: EvalOptions, settings: EstimateSettings,
     return CommandResult(text, (*problems, *(f"warning: {note}" for note in notes)), exit_code)
 
 
-def _misfit_sentence(residual: float, threshold: float) -> str:
+def _misfit_sentence(misfit: Misfit) -> str:
     return ("production contradicts the calibration: its verdict shares are not ones the "
-            "judge's measured error rates can produce, beyond sampling error (least-squares "
-            f"residual {residual:.2g}, above the {threshold:.2g} that 99% of samples from "
-            "the fitted mix stay under). The conversations may have drifted or come from "
-            "another population, or the calibration measured the rates on too few rows")
+            "judge's measured error rates can produce, beyond the sampling error of both "
+            f"(Pearson X² {misfit.statistic:.3g} against the best joint fit, p = "
+            f"{misfit.p_value:.2g} <= {misfit.level:g} by a bootstrap of both samples). The "
+            "conversations may have drifted or come from another population, or the "
+            "calibration measured the rates on too few rows")
 
 
 def _payload(judge: Judge, calibration: CalibrationSource, production: ProductionCounts,

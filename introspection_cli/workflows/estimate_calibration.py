@@ -59,7 +59,18 @@ def _from_certificate(judge: Judge) -> CalibrationSource:
     source = {"source": "certificate", "path": str(path), "split": certificate.split,
               "certified_at": certificate.certified_at}
     return CalibrationSource(Confusion.from_json(
-        {label: dict(row) for label, row in certificate.confusion.items()}), source)
+        {label: dict(row) for label, row in certificate.confusion.items()}), source,
+        _majority_warning(certificate.samples, f"certificate {path}"))
+
+
+def _majority_warning(samples: object, what: str) -> tuple[str, ...]:
+    """A calibration measured as a majority of several calls per row, said: its error
+    rates are not those of a deployment making one call."""
+    if not isinstance(samples, int) or isinstance(samples, bool) or samples <= 1:
+        return ()
+    return (f"{what} measured the judge as a majority of {samples} calls per row; the "
+            "correction is right only for production verdicts made the same way, not by "
+            "one call",)
 
 
 def _holds_test_rows(entry: dict[str, Any], split: str) -> bool:
@@ -95,6 +106,7 @@ def _from_report(judge: Judge, report_path: Path, split: str) -> CalibrationSour
                            if "fingerprint" not in entry else "another version of judge "
                            f"{judge.name} ({entry['fingerprint']}, now {current})")
                         + ": the correction assumes its error rates still hold")
+    warnings += _majority_warning(report.get("samples"), f"--report {report_path}")
     return CalibrationSource(Confusion.from_json(stats["confusion"]),
                              {"source": "report", "path": str(report_path), "split": split},
                              tuple(warnings))

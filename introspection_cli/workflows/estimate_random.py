@@ -34,6 +34,8 @@ from introspection_cli.workflows.judges_eval import provider_failure
 if TYPE_CHECKING:
     from introspection_cli.estimation.ppi import RateEstimate, Stratum
     from introspection_cli.evaluation.batch import BatchEvents
+    from introspection_cli.evaluation.outcomes import JudgeRun
+    from introspection_cli.fixture.rows import FixtureRow
 
 #: The design check's level: the labelled rows' verdict mix is refused as not random below it.
 DESIGN_LEVEL = 0.01
@@ -89,6 +91,7 @@ def _score_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOption
     result = run_plans(str(recipe), [plan], options, progress=progress,
                        batch_events=batch_events)
     (run,) = result.run.judges
+    looked = _record_test_rows(judge, run, verified, options, rows_file)
     rows = []
     for row in run.rows:
         source = verified[row.line]
@@ -97,7 +100,7 @@ def _score_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOption
         else:
             name = _segment_value(source.judge_input, key) if key else "all"
         rows.append(ScoredRow(source.expected, row.outcome, name))
-    problems: list[str] = []
+    problems = [f"warning: {warning}" for warning in looked]
     if run.rejected:
         problems.append(f"{len(run.rejected)} row(s) of {rows_file} rejected; they are left out")
     failed, failures = provider_failure(result)
@@ -105,6 +108,35 @@ def _score_rows(recipe: Path, judge: Judge, rows_file: Path, options: EvalOption
     if failed is not None:
         problems += [*failures, "those rows are left out of the estimate"]
     return rows, len(run.rejected), problems, code
+
+
+def _record_test_rows(judge: Judge, run: JudgeRun, verified: Mapping[int, FixtureRow],
+                      options: EvalOptions, rows_file: Path) -> list[str]:
+    """Labelled rows of ``rows_file`` that are the judge's test rows (same conversation and
+    snapshot) were judged against their labels: a look at test, recorded as eval records
+    one. Its warnings, one line each (the first says it happened)."""
+    from introspection_cli.certification.certificate import read_split
+    from introspection_cli.certification.exposure_file import exposure_path
+    from introspection_cli.certification.exposure_record import record_judged_test_rows
+    from introspection_cli.evaluation.cache import default_cache_dir
+
+    calibration = judge.calibration_path
+    if run.fingerprint is None or not calibration.is_file():
+        return []
+    held_out = {(row.conversation_id, row.snapshot_hash)
+                for row in read_split(calibration, "test").rows}
+    seen = [(source.conversation_id, source.snapshot_hash, source.expected, row.outcome)
+            for row in run.rows if (source := verified[row.line]).expected is not None
+            and (source.conversation_id, source.snapshot_hash) in held_out]
+    judged = sum(outcome != "error" for *_, outcome in seen)
+    if not judged:
+        return []
+    recorded = record_judged_test_rows(judge, seen, fingerprint=run.fingerprint,
+                                       samples=options.samples,
+                                       cache_dir=options.cache_dir or default_cache_dir())
+    return [f"judge {judge.name}: {judged} labelled row(s) of {rows_file} are its test rows: "
+            "judging them against their labels is a look at its test split, recorded in "
+            f"{exposure_path(judge.path.parent, judge.name)}", *recorded]
 
 
 def _segment_value(judge_input: Mapping[str, Any], key: str) -> str:

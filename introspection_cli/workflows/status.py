@@ -281,7 +281,7 @@ def judge_status(judge: Judge, ledger: Ledger, bar: float) -> JudgeStatus:
     exposure, problem, looks = None, None, None
     try:
         looks = read_looks(exposure_path(judge.path.parent, judge.name))
-        exposure = derive_exposure(looks, counts.test_rows)
+        exposure = derive_exposure(looks, counts.test_rows, latest=_newest_outcomes(read, looks))
     except ExposureError as exc:
         problem = str(exc)
     state = assess_certificate(path, judge, rows_of=lambda _: counts.certified_split_rows,
@@ -299,6 +299,17 @@ def next_bound(looks: Sequence[Look], fingerprint: str,
     """The bound ``judges certify`` (one sample per row) would decide these test rows with:
     the anytime-valid one once the judge's current version has looked at them."""
     return method_for(looks_under(looks, (fingerprint, 1), test_rows) + 1)
+
+
+def _newest_outcomes(read: object, looks: Sequence[Look]) -> dict[str, str] | None:
+    """The newest look's per-row outcomes, when it is the run the certificate lists (the
+    file keeps only a digest of each look's outcomes)."""
+    from introspection_cli.certification.validator import certifying_looks
+
+    if not isinstance(read, Certificate) or read.split != "test" or not looks \
+            or len(looks) - 1 not in certifying_looks(read, looks):
+        return None
+    return {cid: outcome for cid, outcome in read.outcomes if outcome != "error"}
 
 
 def _or_raise(looks: list[Look] | None, problem: str | None) -> list[Look]:

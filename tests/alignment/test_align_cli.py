@@ -18,6 +18,7 @@ from tests.alignment.conftest import (
     FLIPS,
     HARMFUL,
     HELPFUL,
+    JUDGE_YAML,
     START_RUBRIC,
     StubFactory,
     row_text,
@@ -338,3 +339,54 @@ def test_the_closing_lines_say_what_was_written_and_the_next_step() -> None:
     assert _footer("j", changed=False, written=False, write=True, note=None) == [
         "No candidate was kept: the judge file is unchanged.",
         "Next step: certify on the held-out test rows: introspection judges certify --judge j"]
+
+
+_FRUIT_RUBRIC = ("Return pass when the agent resolves a request about {}.\n"
+                 "Return fail otherwise, and not_applicable when there is no request.\n")
+_FRUIT = ("apples", "bananas", "cherries", "dates", "elder", "figs", "grapes", "hops", "kiwis")
+
+
+def _fruit_rubric(words: tuple[str, ...]) -> str:
+    return _FRUIT_RUBRIC.format(", ".join(words) if words else "nothing named here yet")
+
+
+def test_a_class_is_not_collapsed_one_row_a_round(tmp_path: Path,
+                                                   rubric_stub: StubFactory) -> None:
+    # Dev: three pass rows whose topics the rubric names (apples, bananas, cherries), six
+    # fail rows it wrongly passes (dates ... kiwis) and ten fail rows it rightly fails
+    # (spam). Each scripted edit drops one pass topic and two wrongly passed fail topics:
+    # gained 2, lost 1, applicable agreement up, TPR down by exactly one row, 1 flip among
+    # at least 13 untargeted rows. Per round every edit passes the class rules; against the
+    # rubric the run started from, the second edit has lost two pass rows.
+    rows = (("train", "omega", 1, "pass"),
+            ("dev", "apples", 1, "pass"), ("dev", "bananas", 1, "pass"),
+            ("dev", "cherries", 1, "pass"),
+            *(("dev", word, 1, "fail") for word in _FRUIT[3:]), ("dev", "spam", 10, "fail"))
+    start = _fruit_rubric(_FRUIT)
+    judge_yaml = JUDGE_YAML.replace(
+        "  Return pass when the agent resolves an invoice, billing or account request.\n"
+        "  Return fail otherwise, and not_applicable when there is no request.\n",
+        "".join(f"  {line}\n" for line in start.splitlines()))
+    root = write_align_recipe(tmp_path / "r", rows=rows, judge_yaml=judge_yaml)
+    edits = [_fruit_rubric(tuple(w for w in _FRUIT if w not in dropped)) for dropped in (
+        {"apples", "dates", "elder"},
+        {"apples", "dates", "elder", "bananas", "figs", "grapes"},
+        set(_FRUIT))]
+    rubric_stub(edits)
+    report, result = align_json(root, "--rounds", "3", "--no-cost-limit")
+    assert result.returncode == 0, result.stderr
+    rounds = report["rounds"]
+    assert [round_["kept"] for round_ in rounds] == [True, False, False]
+    # Round 2 holds against round 1's rubric (TPR 2/3 -> 1/3) but not against the start.
+    second = rounds[1]
+    assert second["dev"]["tpr"] | {"before": 2, "after": 1, "rows": 3} == second["dev"]["tpr"]
+    assert second["refused_by"] == ["tpr-holds-since-start"]
+    [refusal] = [c for c in second["checks"] if c["rule"] == "tpr-holds-since-start"]
+    assert "TPR 3/3 -> 1/3 rows labelled pass since the start of the run" in refusal["detail"]
+    # Once round 1 is kept, every later round is held to the start as well.
+    assert "tpr-holds-since-start" not in [c["rule"] for c in rounds[0]["checks"]]
+    assert "tnr-holds-since-start" in [c["rule"] for c in rounds[2]["checks"]]
+    # The run as a whole loses one pass row at most (it lost all three: 3/3 -> 0/3).
+    pass_rows = rounds[0]["dev"]["tpr"]["rows"]
+    assert round(report["final"]["dev"]["tpr"]["value"] * pass_rows) >= \
+        round(report["start"]["dev"]["tpr"]["value"] * pass_rows) - 1

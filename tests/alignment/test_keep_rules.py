@@ -69,6 +69,22 @@ def test_tpr_may_fall_by_one_row_and_not_two() -> None:
     assert "tpr-holds" in rules_failed(base, two)
 
 
+def test_the_class_rules_hold_against_the_start_of_the_run_too() -> None:
+    # Start: 3 of 3 pass rows right. The current rubric (one kept edit) has 2 of 3; the
+    # candidate has 1 of 3: one row from the current rubric, two from the start.
+    start = rows([("pass", "pass")] * 3 + [("fail", "pass")] * 4 + [("fail", "fail")] * 10)
+    current = rows([("pass", "pass")] * 2 + [("pass", "fail")] + [("fail", "pass")] * 2
+                   + [("fail", "fail")] * 12)
+    candidate = rows([("pass", "pass")] + [("pass", "fail")] * 2 + [("fail", "fail")] * 14)
+    dev = compare_dev(current, candidate)
+    assert [c.rule for c in failed(keep_rules(dev))] == []
+    since_start = compare_dev(start, candidate)
+    checks = keep_rules(dev, since_start)
+    assert [c.rule for c in failed(checks)] == ["tpr-holds-since-start"]
+    assert [c.rule for c in checks][2:6] == ["tpr-holds", "tnr-holds", "tpr-holds-since-start",
+                                             "tnr-holds-since-start"]
+
+
 def test_flip_limit_is_ten_percent_inclusive() -> None:
     base = [("pass", "fail")] * 5 + [("pass", "pass")] * 10 + [("fail", "fail")] * 10
     one_flip = ["pass"] * 5 + ["fail"] + ["pass"] * 9 + ["fail"] * 10  # 1 of 20 = 5%

@@ -319,3 +319,43 @@ def test_verify_refuses_what_cannot_be_run_again(tmp_path: Path, stub: StubModel
     changed = certify(root, tmp_path / "cache", "--verify")
     assert changed.returncode == 1 and "cannot be run again" in changed.stderr
     assert certify(root, tmp_path / "cache", "--verify", "--samples", "2").returncode == 2
+
+
+def test_insufficient_data_after_a_run_prints_the_measured_figures(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    rows = [*_rows(15, 16), fixture_row("broken", "hi FAULT:wrong-enum", expected="pass",
+                                        split="test")]
+    root = _recipe(tmp_path / "r", rows)
+    result = certify(root, tmp_path / "cache")
+    assert result.returncode == 1, result.stderr
+    assert "errors     1 (at most 0.05 of the rows)" in result.stdout
+    assert "tpr        1.000 (0.796–1.000, 95% interval) over 15 rows" in result.stdout
+    assert "tnr        1.000 (0.806–1.000, 95% interval) over 16 rows" in result.stdout
+    # The plan is made at the rates this run measured (shrunk), not an assumed 0.90.
+    assert "test TPR 1.000 over 15 rows, shrunk" in result.stdout
+    assert "assumed" not in result.stdout
+
+
+def test_a_run_whose_every_test_row_errs_blames_no_exposure(tmp_path: Path,
+                                                            stub: StubModelServer) -> None:
+    # Every row's reply is broken: nothing was judged, so no look was recorded. That is not
+    # "certified on dev or train rows", and no test figure is optimistic: the advice is to
+    # run again, not to label fresh test rows.
+    rows = [fixture_row(f"t{i}", f"hi {i} FAULT:wrong-enum", expected=("pass", "fail")[i % 2],
+                        split="test") for i in range(32)]
+    root = _recipe(tmp_path / "r", rows)
+    result = certify(root, tmp_path / "cache")
+    assert result.returncode == 1, result.stderr
+    assert "dev or train" not in result.stdout + result.stderr
+    assert "Label fresh test rows" not in result.stderr
+    assert "32 error rows left out" in result.stderr
+
+
+def test_a_bar_only_millions_of_rows_reach_is_insufficient_data(tmp_path: Path,
+                                                                 stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    result = certify(root, tmp_path / "cache", "--bar", "0.999999")
+    assert result.returncode == 1, result.stderr
+    assert "internal error" not in result.stderr
+    assert "needs 3841455 of each to reach the bar 0.999999" in result.stderr
+    assert not stub.requests  # decided from the labels alone

@@ -85,3 +85,30 @@ def test_insufficient_data_is_decided_on_scorable_rows() -> None:
     (reason,) = decision.reasons
     assert reason.startswith("the split holds 15 scorable pass and 16 scorable fail rows (1 "
                              "error row left out)")
+
+
+def test_insufficient_data_after_a_run_still_states_what_it_measured() -> None:
+    # The run measured 15 of 15 pass rows and 16 of 16 fail rows: an insufficient-data
+    # decision once said TPR and TNR were null ("no non-error row") and the error ceiling
+    # 0, and planned at an assumed 0.90 instead of the rates the run measured.
+    rows = (_rows("pass", "pass", 15) + _rows("pass", "error", 1, start=50)
+            + _rows("fail", "fail", 16, start=100))
+    decision = decide(rows, bar=0.8, max_error_rate=0.05, bar_na=0.5)
+    assert decision.decision == "insufficient_data"
+    assert decision.tpr is not None and (decision.tpr.successes, decision.tpr.n) == (15, 15)
+    assert decision.tnr is not None and (decision.tnr.successes, decision.tnr.n) == (16, 16)
+    assert decision.na_recall is None  # no row labelled not_applicable
+    assert (decision.max_error_rate, decision.bar_na) == (0.05, 0.5)
+
+
+def test_bar_na_without_not_applicable_rows_says_there_are_none() -> None:
+    # It said "every row it needs is an error" with no row labelled not_applicable at all.
+    rows = _rows("pass", "pass", 16) + _rows("fail", "fail", 16, start=100)
+    decision = decide(rows, bar=0.8, max_error_rate=0.05, bar_na=0.5)
+    assert decision.decision == "not_certified"
+    (reason,) = decision.reasons
+    assert "no row of the split is labelled not_applicable" in reason
+    assert "error" not in reason
+    errors = rows + _rows("not_applicable", "error", 2, start=200)
+    (reason,) = decide(errors, bar=0.8, max_error_rate=0.1, bar_na=0.5).reasons
+    assert "every row labelled not_applicable is an error" in reason

@@ -213,6 +213,9 @@ def test_a_report_of_another_judge_version_is_used_with_a_warning(
     ["--passed", "1", "--total", "2", "--rows", "x.jsonl"],
     ["--passed", "1", "--total", "2", "--report", "r.json"],
     ["--passed", "1", "--total", "2", "--format", "xml"],
+    # Counts past what the bootstrap's integers hold were an internal error (OverflowError).
+    ["--passed", "5", "--total", "10000000000000000000"],
+    ["--passed", "5", "--total", "100", "--not-applicable", "10000000000000000000000"],
 ])
 def test_usage_errors(tmp_path: Path, args: list[str]) -> None:
     root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 1, 0, 1, 0))})

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from introspection_cli.certification.exposure import Look, SeenRow, derive_exposure
+from introspection_cli.certification.exposure import (
+    Look,
+    SeenRow,
+    derive_exposure,
+    outcomes_digest,
+)
 from introspection_cli.certification.exposure_file import parse_looks, read_looks
 from tests.certification.anytime_oracle import oracle_lower
 from tests.certification.test_certify_cli import _recipe, _rows, certify, check
@@ -199,6 +205,47 @@ def test_a_re_roll_without_the_cache_is_seen(tmp_path: Path, stub: StubModelServ
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["exposure"]["rerolled"] is True
     assert "re-roll" in _not_certified(check(root, "--require-certified"))
+
+
+def test_a_re_roll_with_one_more_row_labelled_is_still_a_re_roll(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    # The same re-roll, but one fresh test row is labelled between the runs: the rows are no
+    # longer the same set, yet the flaky row was judged again by the same procedure and came
+    # out otherwise. Adding rows must not launder a re-roll into a clean exposure.
+    # 24 rows of each plus two flaky fail rows: enough for the anytime-valid bound the
+    # second look is decided with.
+    rows = [*_rows(24, 24), *(fixture_row(f"flaky{i}", f"hi {i} FAULT:alternate",
+                                          expected="fail", split="test") for i in range(2))]
+    root = _recipe(tmp_path / "r", rows)
+    assert certify(root, tmp_path / "cache-a").returncode == 1
+    calibration = root / "judges" / "helpful.calibration.jsonl"
+    with calibration.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(fixture_row("fresh", "hi VERDICT:fail", expected="fail",
+                                            split="test")) + "\n")
+    again = certify(root, tmp_path / "cache-b", "--format", "json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["exposure"]["rerolled"] is True
+    assert "re-roll" in _not_certified(check(root, "--require-certified"))
+    # judges status reads the same: the certificate lists the newest look's outcomes.
+    status = run_cli(["judges", "status", str(root)],
+                     env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache-b")})
+    assert "re-roll" in status.stdout, status.stdout
+
+
+def test_derive_sees_a_re_roll_inside_a_larger_look() -> None:
+    now = {"a": (HASH, "pass"), "b": (HASH, "fail"), "c": (HASH, "pass")}
+    first = _look(FP_A, [("a", "pass"), ("b", "fail")], "d")
+    grown = _look(FP_A, [("a", "pass"), ("b", "fail"), ("c", "pass")], "e")
+    # The outcomes of the newest look are known to whoever made it (certify, eval) or
+    # listed in the certificate: on a and b they must give the first look's digest.
+    same = outcomes_digest([("a", "pass"), ("b", "fail")])
+    kept = replace(first, outcomes_digest=same)
+    latest = {"a": "pass", "b": "fail", "c": "pass"}
+    assert not derive_exposure([kept, grown], now, latest=latest).rerolled
+    assert derive_exposure([kept, grown], now, latest={**latest, "b": "pass"}).rerolled
+    # Another procedure's look is not compared: its outcomes may differ by right.
+    other = replace(kept, samples=3)
+    assert not derive_exposure([other, grown], now, latest={**latest, "b": "pass"}).rerolled
 
 
 def test_a_certificate_issued_with_the_warning_needs_a_stated_reason(

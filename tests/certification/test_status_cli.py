@@ -216,3 +216,11 @@ def test_usage_errors(tmp_path: Path) -> None:
     for args in (["--judge", "nope"], ["--format", "xml"], ["--bar", "1"]):
         result = run_cli(["judges", "status", str(root), *args])
         assert result.returncode == 2, (args, result.stderr)
+
+
+def test_a_bar_a_million_rows_cannot_reach_is_planned_not_a_crash(tmp_path: Path) -> None:
+    root = write_recipe(tmp_path / "r", {"billing": (GATED_JUDGE, _billing_rows())})
+    result = run_cli(["judges", "status", str(root), "--bar", "0.999999"])
+    assert result.returncode == 1, result.stderr  # 1: the file holds rejected rows
+    assert "internal error" not in result.stderr
+    assert "3841455" in result.stdout  # the perfect judge's floor: n / (n + z²) >= 0.999999

@@ -29,6 +29,7 @@ from introspection_cli.certification.validator import intrinsic_problem
 from introspection_cli.statistics import wilson_interval
 from tests.certification.test_certify_cli import _recipe, _rows, certify, check
 from tests.conftest import run_cli
+from tests.evaluation.conftest import fixture_row
 from tests.evaluation.stub_model_server import StubModelServer
 
 
@@ -198,3 +199,43 @@ def _built() -> Certificate:
         Exposure(1, 1, (), (), False), None, Sequential(1), "0.1.0", "2026-01-01T00:00:00Z")
     assert intrinsic_problem(built) is None
     return built
+
+
+@given(st.floats(min_value=5e-324, max_value=0.5, exclude_max=True))
+def test_any_recorded_level_is_judged_never_a_crash(alpha: float) -> None:
+    # A level so small that 1 - alpha rounds to 1 (a hand edit: alpha 1e-300) once made
+    # `check` an internal error (the normal quantile of 1.0); it is a sentence or valid.
+    problem = intrinsic_problem(replace(_built(), alpha=alpha))
+    assert problem is None or isinstance(problem, str)
+
+
+def test_check_judges_a_certificate_at_a_tiny_level(tmp_path: Path,
+                                                    stub: StubModelServer) -> None:
+    root = _recipe(tmp_path / "r", _rows(16, 16))
+    assert certify(root, tmp_path / "cache").returncode == 0
+    path = root / "judges" / "helpful.certificate.json"
+    _write(root, _forge(json.loads(path.read_text()), alpha=1e-300))
+    report = check(root, "--require-certified")
+    assert report["returncode"] == 1
+    (invalid,) = [d for d in report["diagnostics"] if d["code"] == "certificate-invalid"]
+    assert "do not follow" in invalid["message"]
+
+
+def test_a_certificate_bought_with_a_loose_error_ceiling_fails_ci(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    rows = _rows(16, 16) + [fixture_row(f"hard_{i}", f"hi {i} FAULT:wrong-enum",
+                                        expected="fail", split="test") for i in range(20)]
+    root = _recipe(tmp_path / "r", rows)
+    # 20 of the 36 fail rows are errors; the TNR is measured on the 16 answered. The bar has
+    # a floor CI checks (0.80); so has the error ceiling (certify's default, 0.05).
+    made = certify(root, tmp_path / "cache", "--max-error-rate", "0.9")
+    assert made.returncode == 0, made.stderr
+    assert "--max-error-rate 0.9 is above 0.05" in made.stderr
+    assert check(root)["returncode"] == 0  # a valid certificate: only CI asks for more
+    report = check(root, "--require-certified")
+    assert report["returncode"] == 1
+    [refusal] = [d for d in report["diagnostics"] if d["severity"] == "error"]
+    assert refusal["code"] == "judge-not-certified"
+    assert refusal["path"].endswith("judges/helpful.certificate.json")
+    assert "--max-error-rate 0.9, above the 0.05" in refusal["message"]
+    assert "certify it again with the default" in refusal["hint"]

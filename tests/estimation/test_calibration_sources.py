@@ -68,3 +68,21 @@ def test_an_edited_certificate_is_no_calibration(tmp_path: Path, stub: StubModel
         calibration_for(_judge(root), None, None)
 
 
+
+
+def test_a_calibration_measured_as_a_majority_of_calls_is_said_to_be_one(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    """The error rates of a majority of 3 calls are not those of the one call production
+    makes: check notes such a certificate, and so does the estimate that corrects with it."""
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("test"))})
+    env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")}
+    certified = run_cli(["judges", "certify", str(root), "--judge", "helpful", "--samples", "3"],
+                        env=env)
+    assert certified.returncode == 0, certified.stdout + certified.stderr
+    from_certificate = calibration_for(_judge(root), None, None)
+    assert any("majority of 3 calls" in warning for warning in from_certificate.warnings)
+    report = tmp_path / "report.json"
+    run_cli(["judges", "eval", str(root), "--split", "test", "--samples", "3", "--output",
+             str(report)], env=env)
+    from_report = calibration_for(_judge(root), report, "test")
+    assert any("majority of 3 calls" in warning for warning in from_report.warnings)

@@ -221,3 +221,35 @@ def test_the_rows_can_go_through_the_batch_api(tmp_path: Path,
     (batch_id,) = batch_stub.batches
     assert f"batch openai {batch_id}: 80 requests submitted" in result.stderr
     assert json.loads(result.stdout)["rows"]["unlabelled"]["rows"] == 40
+
+
+def test_labelled_test_rows_given_as_production_rows_are_a_recorded_look(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    # The calibration file itself as --rows: its labelled test rows are judged against their
+    # labels, which is a look at the test split, recorded as eval and certify record one.
+    # Its dev rows are labelled too, but they are no look at test.
+    rows = [fixture_row(f"t{i}", f"row {i} VERDICT:{'pass' if i % 2 else 'fail'}",
+                        expected="pass" if i % 3 else "fail", split="test") for i in range(40)]
+    rows += [fixture_row(f"d{i}", f"row d{i} VERDICT:{'pass' if i % 2 else 'fail'}",
+                         expected="pass" if i % 3 else "fail", split="dev") for i in range(10)]
+    rows += [fixture_row(f"u{i}", f"row u{i} VERDICT:{'pass' if i % 2 else 'fail'}",
+                         expected=None) for i in range(40)]
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, rows)})
+    calibration = root / "judges" / "helpful.calibration.jsonl"
+    exposure = root / "judges" / "helpful.exposure.jsonl"
+    result = estimate(root, calibration, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"40 labelled row(s) of {calibration} are its test rows" in result.stderr
+    [look] = [json.loads(line) for line in exposure.read_text().splitlines()]
+    test_rows = [row for row in rows if row.get("split") == "test"]
+    assert sorted(map(tuple, look["rows"])) == sorted(
+        (row["judge_input"]["conversation_id"], row["snapshot_hash"], row["expected"])
+        for row in test_rows)
+    # The same conversations in another file, at another snapshot each: not the rows held
+    # out, so no look.
+    other = [fixture_row(row["judge_input"]["conversation_id"], f"{row['judge_input']['events'][0]['text']} "
+                         "again", expected=row["expected"]) for row in test_rows]
+    again = estimate(root, write_rows(tmp_path / "other.jsonl", other + rows[50:]), tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "are its test rows" not in again.stderr
+    assert len(exposure.read_text().splitlines()) == 1
