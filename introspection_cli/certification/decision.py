@@ -116,7 +116,9 @@ def rejected_rows(labelled: Mapping[str, int], bar: float, lines: Sequence[int],
 def _needed_sentence(scorable: Mapping[str, int], needed: Mapping[str, int], bar: float,
                      errors: int, alpha: float, bound: BoundMethod) -> str:
     floor = bound.floor(bar, alpha)
-    short = " and ".join(f"{count} more {label}" for label, count in needed.items() if count)
+    # Rows of this split, not labels: most new labels land in other splits (the plan says
+    # how many to collect).
+    short = " and ".join(f"{count} {label}" for label, count in needed.items() if count)
     held = (f"{scorable.get('pass', 0)} scorable pass and {scorable.get('fail', 0)} scorable "
             f"fail rows ({errors} error row{'s' if errors != 1 else ''} left out)" if errors
             else f"{scorable.get('pass', 0)} pass and {scorable.get('fail', 0)} fail rows")
@@ -125,7 +127,7 @@ def _needed_sentence(scorable: Mapping[str, int], needed: Mapping[str, int], bar
         level += (" with the anytime-valid bound (its test rows were looked at before under "
                   "this procedure)")
     return (f"the split holds {held}; even a judge that agrees on all of them needs {floor} "
-            f"of each to reach the bar {bar:g}{level}: label {short} rows")
+            f"of each to reach the bar {bar:g}{level}: the split is short of {short} rows")
 
 
 def _rate(rows: Sequence[RowOutcome], label: str, agreeing: tuple[str, ...],

@@ -128,7 +128,7 @@ def test_too_few_rows_is_insufficient_data_before_any_call(tmp_path: Path,
     assert stub.requests == []
     assert not (root / "judges" / "helpful.certificate.json").exists()
     text = certify(root, tmp_path / "cache")
-    assert "insufficient data:" in text.stdout and "label 6 more pass rows" in text.stdout
+    assert "insufficient data:" in text.stdout and "the split is short of 6 pass rows" in text.stdout
     assert "to be certified with probability 80%: 142 pass at 0.900 (TPR assumed), 132 more" \
         in text.stdout
 

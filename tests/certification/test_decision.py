@@ -30,7 +30,7 @@ def test_fifteen_pass_rows_is_insufficient_data_whatever_the_judge_says() -> Non
     assert decision.needed_perfect == {"pass": 1, "fail": 0}
     (reason,) = decision.reasons
     assert reason == ("the split holds 15 pass and 20 fail rows; even a judge that agrees on "
-                      "all of them needs 16 of each to reach the bar 0.8: label 1 more pass rows")
+                      "all of them needs 16 of each to reach the bar 0.8: the split is short of 1 pass rows")
 
 
 def test_insufficient_is_known_from_the_labels_alone() -> None:
