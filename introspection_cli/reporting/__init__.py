@@ -1,7 +1,8 @@
 """Every renderer of the tool, and the values they render, in layers that import one way.
 
 * values, at the bottom: :mod:`.metrics` (statistics over row outcomes),
-  :mod:`.model` (the JSON eval report, its schema and version), :mod:`.outputs`
+  :mod:`.model` (the JSON eval report, its schema and version), :mod:`.report` (that
+  report as frozen dataclasses, with ``as_json()`` and ``from_json()``), :mod:`.outputs`
   (what certify, verify, estimate and the dry run print) and
   :mod:`.doctor_findings` (doctor's findings); :mod:`.gates` (thresholds read off
   a report);
