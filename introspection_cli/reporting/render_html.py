@@ -53,6 +53,7 @@ from introspection_cli.reporting.formatting import (
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
 from introspection_cli.reporting.model import Transcripts, several_samples, split_of
+from introspection_cli.reporting.report import EvalReport, as_document
 
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
@@ -77,10 +78,11 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def render_html(report: Mapping[str, Any], *, comparison: Comparison | None = None,
+def render_html(report: EvalReport | Mapping[str, Any], *, comparison: Comparison | None = None,
                 transcripts: Transcripts | None = None, color: bool = False) -> str:
     """The whole page. ``transcripts`` holds the conversations of the rows shown (``color``
     is a terminal's: the page has its own)."""
+    report = as_document(report)  # read by key until this renderer reads the model
     css = _asset("report.css") + webui.asset_text(webui.TRANSCRIPT_CSS)
     scripts = [webui.asset_text(webui.TRANSCRIPT_JS), _asset("report.js")]
     embedded: dict[str, Any] = {}

@@ -37,6 +37,7 @@ from introspection_cli.reporting.formatting import (
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
 from introspection_cli.reporting.model import Transcripts, split_of
+from introspection_cli.reporting.report import EvalReport, as_document
 
 if TYPE_CHECKING:  # a type only: JUnit has no baseline comparison
     from introspection_cli.reporting.baseline import Comparison
@@ -50,11 +51,12 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
-def render_junit(report: Mapping[str, Any], *, color: bool = False,
+def render_junit(report: EvalReport | Mapping[str, Any], *, color: bool = False,
                  comparison: Comparison | None = None,
                  transcripts: Transcripts | None = None) -> str:
     """The report as a JUnit XML document (``<testsuites>``), with an XML declaration: its
     gates and rows only (no baseline comparison, no conversation, no color)."""
+    report = as_document(report)  # read by key until this renderer reads the model
     root = ET.Element("testsuites", name="introspection judges eval")
     totals = [0, 0]
     for judge in report["judges"]:

@@ -44,6 +44,7 @@ from introspection_cli.reporting.formatting import (
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
 from introspection_cli.reporting.model import Transcripts, several_samples, split_of
+from introspection_cli.reporting.report import EvalReport, as_document
 
 #: Row lists longer than this are folded into a ``<details>`` block.
 FOLD_AFTER = 10
@@ -72,10 +73,11 @@ def _folded(title: str, table: list[str], count: int) -> list[str]:
     return [f"<details><summary>{title} ({count})</summary>", "", *table, "", "</details>"]
 
 
-def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None = None,
+def render_markdown(report: EvalReport | Mapping[str, Any], *, comparison: Comparison | None = None,
                     color: bool = False, transcripts: Transcripts | None = None) -> str:
     """The report (and the comparison with a baseline, if given) as GitHub-flavoured Markdown
     (never colored; no conversation is shown: ``transcripts`` is the HTML page's)."""
+    report = as_document(report)  # read by key until this renderer reads the model
     lines = [f"## Judge calibration: {code(report['recipe'])}", "",
              cell(provenance_line(report)) + "."]
     if not report["judges"]:

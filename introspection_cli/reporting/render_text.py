@@ -42,6 +42,7 @@ from introspection_cli.reporting.formatting import (
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
 from introspection_cli.reporting.model import Transcripts, several_samples, split_of
+from introspection_cli.reporting.report import EvalReport, as_document
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
 
@@ -74,13 +75,14 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "
     return [line(header), *(line(cells) for cells in rows)]
 
 
-def render_text(report: Mapping[str, Any], *, color: bool = False,
+def render_text(report: EvalReport | Mapping[str, Any], *, color: bool = False,
                 comparison: Comparison | None = None,
                 transcripts: Transcripts | None = None) -> str:
     """The human-readable report: per judge, the split table, confusion, rejected rows,
     disagreements and errors (the first :data:`~.formatting.LISTED_ROWS` of each, then a line saying
     where the rest are); then usage; then the comparison with a baseline, if given.
     (No conversation is shown: ``transcripts`` is the HTML page's.)"""
+    report = as_document(report)  # read by key until this renderer reads the model
     paint = _Painter(color)
     lines = [paint(f"recipe {clean(report['recipe'])}", "bold"), provenance_line(report)]
     if not report["judges"]:

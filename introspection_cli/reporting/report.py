@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from introspection_cli.evaluation.outcomes import Outcome, RowOutcome, Verdict
 from introspection_cli.provenance import GitState
 from introspection_cli.reporting.metrics import SCORED, SplitStats
 from introspection_cli.reporting.model import REPORT_VERSION
@@ -66,9 +67,9 @@ class ReportRow:
     line: int
     conversation_id: str
     split: str | None
-    expected: str
-    outcome: str
-    samples: tuple[str, ...]
+    expected: Verdict
+    outcome: Outcome
+    samples: tuple[Outcome, ...]
     unstable: bool
     reasoning: str | None
     error: str | None
@@ -84,6 +85,12 @@ class ReportRow:
             "cached": self.cached,
             **({"snapshot_hash": self.snapshot_hash} if self.snapshot_hash is not None else {}),
         }
+
+    def as_outcome(self) -> RowOutcome:
+        """The row as the :class:`RowOutcome` it was made from (its tokens unknown)."""
+        return RowOutcome(self.line, self.conversation_id, self.split, self.expected,
+                          self.outcome, self.samples, self.unstable, self.reasoning,
+                          self.error, self.cached, self.snapshot_hash)
 
     @classmethod
     def from_json(cls, data: JSONObject) -> ReportRow:
@@ -327,3 +334,15 @@ def stats_from_json(data: JSONObject) -> SplitStats:
 def interval_from_json(data: JSONObject | None) -> Interval | None:
     """An ``{"value", "low", "high"}`` object, or None for null."""
     return None if data is None else Interval(data["value"], data["low"], data["high"])
+
+
+def as_report(report: EvalReport | JSONObject) -> EvalReport:
+    """``report`` as the typed value: an :class:`EvalReport` as it is, its JSON (a report
+    built by :func:`.model.build_report`, or one a script wrote) read by
+    :meth:`EvalReport.from_json`."""
+    return report if isinstance(report, EvalReport) else EvalReport.from_json(report)
+
+
+def as_document(report: EvalReport | JSONObject) -> JSONObject:
+    """``report`` as its JSON document, for the code that still reads it by key."""
+    return report.as_json() if isinstance(report, EvalReport) else report

@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from introspection_cli import strictjson
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RejectedRow, RowOutcome, Usage
+from introspection_cli.formats import Format
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates
 from introspection_cli.reporting.metrics import SCORED
 from introspection_cli.reporting.model import build_report, report_json
+from introspection_cli.reporting.registry import ReportKind, render
 from introspection_cli.reporting.report import EvalReport, HeldOut
 from tests.reporting.test_baseline import BEFORE, as_version_1, make_report
 from tests.reporting.test_report import row_outcomes
@@ -35,6 +37,7 @@ def test_golden_report_round_trips_byte_for_byte(path: Path) -> None:
     data = path.read_bytes()
     report = EvalReport.from_json(strictjson.loads(data))
     assert report_json(report.as_json()).encode("utf-8") == data
+    assert render(ReportKind.EVAL, Format.JSON, report).encode("utf-8") == data
     assert EvalReport.from_json(report.as_json()) == report
 
 
