@@ -11,7 +11,8 @@
   :mod:`.assemble` builds a run's report once, with its costs, raters,
   comparisons and gates;
 * helpers renderers share: :mod:`.formatting` (the eval report's) and
-  :mod:`.rule_help` (each check code's help, for SARIF);
+  :mod:`.rule_help` (each check code's help, for SARIF), on :mod:`.sentences` (the
+  typed report's wording);
 * renderers, each independent of the others: the eval report's
   (:mod:`.render_text`, :mod:`.render_markdown`, :mod:`.render_json`,
   :mod:`.render_junit`, :mod:`.render_html`), check's (:mod:`.render_check`,

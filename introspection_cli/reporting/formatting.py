@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from introspection_cli.provenance import GitState
 from introspection_cli.reporting.baseline import (
     JudgeComparison,
     McNemar,
@@ -19,11 +20,23 @@ from introspection_cli.reporting.baseline import (
     StatDelta,
     UnpairedRow,
 )
-from introspection_cli.reporting.metrics import SCORED, agrees
-from introspection_cli.reporting.model import HELD_OUT_HINT, held_out, split_of
+from introspection_cli.reporting.metrics import SCORED
+from introspection_cli.reporting.model import held_out, split_of
+from introspection_cli.reporting.report import ReportGate, interval_from_json, splits_from_json
+from introspection_cli.reporting.sentences import (
+    EDGE_MARK,
+    EDGE_NOTE,
+    NULL,
+    disagrees,
+    format_bound,
+    gate_text,
+    held_out_text,
+    interval_text,
+    kappa_text,
+    provenance_text,
+    scored_text,
+)
 
-#: Shown in place of a null statistic.
-NULL = "—"
 #: Longest reasoning shown for one disagreement; the JSON report keeps it whole.
 REASONING_LIMIT = 280
 #: Disagreements the text and Markdown reports list per judge, and apart its errors (a
@@ -32,13 +45,6 @@ REASONING_LIMIT = 280
 LISTED_ROWS = 20
 #: Below this McNemar p-value a change in agreement is called unlikely to be chance.
 SIGNIFICANCE = 0.05
-#: Marks an interval's bound at the end of the scale, as written to three decimals (0 or
-#: 1; ±1 for a change): where the interval stops, which a reader would take for a
-#: measured certainty. :data:`EDGE_NOTE` says so under whatever shows one.
-EDGE_MARK = "†"
-EDGE_NOTE = (f"{EDGE_MARK} a bound at the end of the scale (0 or 1, to three decimals): "
-             "where the interval stops, not a measured value")
-_EDGES = frozenset({"0.000", "1.000", "+1.000", "-1.000"})
 _Listed = TypeVar("_Listed")
 
 # C0/C1 controls (ESC starts terminal escape sequences) and the bidirectional
@@ -50,8 +56,6 @@ STATS_COLUMNS: tuple[str, ...] = ("split", "n", "judged", "gated", "errors", "un
                                   "agreement", "na_agreement", "kappa", "tpr", "tnr")
 #: The counts of a split table, without ``unstable``.
 _COUNTS: tuple[str, ...] = ("n", "judged", "gated", "errors")
-#: The splits a judge's rows are in, without the one of every evaluated row.
-_ROW_SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit")
 
 
 def clean(text: str, limit: int | None = None) -> str:
@@ -68,19 +72,9 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def format_bound(bound: float, *, signed: bool = False) -> str:
-    """An interval's bound to three decimals, marked with :data:`EDGE_MARK` at the end of
-    the scale (``1.000†``); ``signed`` for a change (``+0.120``, ``-1.000†``)."""
-    text = f"{bound:+.3f}" if signed else f"{bound:.3f}"
-    return text + EDGE_MARK if text in _EDGES else text
-
-
 def format_interval(interval: Mapping[str, float] | None) -> str:
     """``0.800 (0.490–0.943)``, ``1.000 (0.676–1.000†)``, or the null mark."""
-    if interval is None:
-        return NULL
-    return (f"{interval['value']:.3f} ({format_bound(interval['low'])}–"
-            f"{format_bound(interval['high'])})")
+    return interval_text(interval_from_json(interval))
 
 
 def edge_notes(lines: Sequence[str]) -> list[str]:
@@ -89,7 +83,7 @@ def edge_notes(lines: Sequence[str]) -> list[str]:
 
 
 def format_kappa(kappa: float | None) -> str:
-    return NULL if kappa is None else f"{kappa:.3f}"
+    return kappa_text(kappa)
 
 
 def format_delta(delta: StatDelta) -> str:
@@ -102,14 +96,9 @@ def format_delta(delta: StatDelta) -> str:
 
 def provenance_line(report: Mapping[str, Any]) -> str:
     """``introspection 0.1.0, 2026-11-20T10:04:11Z, git 1a2b3c4d (uncommitted changes)``."""
-    parts = [f"introspection {report.get('tool_version', '?')}", str(report.get("created_at", "?"))]
     git = report.get("git")
-    if git:
-        dirty = " (uncommitted changes)" if git["dirty"] else ""
-        parts.append(f"git {git['commit'][:12]}{dirty}")
-    else:
-        parts.append("not in a git work tree")
-    return ", ".join(parts)
+    return provenance_text(report.get("tool_version"), report.get("created_at"),
+                           GitState(git["commit"], git["dirty"]) if git else None)
 
 
 def through_batches(usage: Mapping[str, Any]) -> str:
@@ -121,9 +110,7 @@ def through_batches(usage: Mapping[str, Any]) -> str:
 
 def held_out_note(stats: Mapping[str, Any]) -> str | None:
     """``40 rows held out: --split test or judges certify`` for a held-out split, else None."""
-    if not held_out(stats):
-        return None
-    return f"{stats['n']} rows held out: {HELD_OUT_HINT}"
+    return held_out_text(stats["n"]) if held_out(stats) else None
 
 
 def stats_columns(unstable: bool) -> tuple[str, ...]:
@@ -148,18 +135,12 @@ def stats_cells(split: str, stats: Mapping[str, Any], *, unstable: bool) -> list
 def scored_note(splits: Mapping[str, Any]) -> str:
     """What the split ``scored`` holds: ``scored: every evaluated row (dev 12, unsplit 3;
     the held-out test split is not in it)``."""
-    parts = [f"{split} {splits[split]['n']}" for split in _ROW_SPLITS
-             if not held_out(splits[split]) and splits[split]["n"]]
-    held = held_out(splits["test"])
-    inside = ", ".join(parts) or "no rows"
-    return (f"{SCORED}: every evaluated row ({inside}"
-            + ("; the held-out test split is not in it)" if held else ")"))
+    return scored_text(splits_from_json(splits))
 
 
 def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Rows scored against their label that disagree with it (errors are listed apart)."""
-    return [row for row in rows
-            if row["outcome"] != "error" and not agrees(row["expected"], row["outcome"])]
+    return [row for row in rows if disagrees(row["expected"], row["outcome"])]
 
 
 def error_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -258,15 +239,7 @@ def unpaired_line(row: UnpairedRow) -> str:
 
 def gate_sentence(gate: Mapping[str, Any]) -> str:
     """``tpr lower bound on split all ≥ 0.8: 0.831, met``: one gate of the report's ``gates``."""
-    result = "met" if gate["met"] else "MISSED"
-    value = NULL if gate["value"] is None else f"{gate['value']:.3f}"
-    if gate["statistic"] == "judged":
-        return f"judged rows on split {gate['split']} ≥ 1: {gate['value']}, {result}"
-    if gate["statistic"] == "error_rate":
-        return f"error rate on split {gate['split']} ≤ {gate['bar']:g}: {value}, {result}"
-    subject = (f"{gate['statistic']} lower bound" if gate["bound"] == "low"
-               else gate["statistic"])
-    return f"{subject} on split {gate['split']} ≥ {gate['bar']:g}: {value}, {result}"
+    return gate_text(ReportGate.from_json(gate))
 
 
 #: The columns of a judge's model comparison (``--model`` given more than once); ``cost``

@@ -27,14 +27,12 @@ from introspection_cli import webui
 from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
-    NULL,
     ceiling_sentences,
     comparison_cells,
     comparison_header,
     disagreements,
     edge_notes,
     error_rows,
-    format_bound,
     format_kappa,
     gate_sentence,
     held_out_note,
@@ -54,6 +52,7 @@ from introspection_cli.reporting.formatting import (
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
 from introspection_cli.reporting.model import Transcripts, several_samples, split_of
 from introspection_cli.reporting.report import EvalReport, as_document
+from introspection_cli.reporting.sentences import NULL, format_bound
 
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
