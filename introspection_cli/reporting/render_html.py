@@ -260,16 +260,19 @@ def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _models(judge: Mapping[str, Any]) -> list[str]:
-    header, rows = model_comparison_table(judge)
+    header, rows = model_comparison_table(judge.get("model_comparison"))
     if not rows:
         return []
     head = "".join(f"<th>{esc(name)}</th>" for name in header)
     body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
                    for row in rows)
-    return ["<h3>Models compared</h3>", f'<p class="muted">{esc(model_comparison_title(judge))}'
+    comparison = judge["model_comparison"]
+    title = esc(model_comparison_title(comparison))
+    return ["<h3>Models compared</h3>", f'<p class="muted">{title}'
             f'</p><div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}'
             "</tbody></table></div>",
-            *(f'<p class="muted">{esc(note)}.</p>' for note in model_comparison_notes(judge))]
+            *(f'<p class="muted">{esc(note)}.</p>'
+              for note in model_comparison_notes(comparison))]
 
 
 def _confusion(stats: Mapping[str, Any]) -> list[str]:

@@ -115,12 +115,12 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
         lines += ["", "**Gates**", ""]
         lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"
                   for gate in gates]
-    header, compared = model_comparison_table(judge)
+    header, compared = model_comparison_table(judge.get("model_comparison"))
     if compared:
-        title = model_comparison_title(judge)
+        title = model_comparison_title(judge["model_comparison"])
         lines += ["", f"**{title[0].upper()}{title[1:]}**", "",
                   *_table(header, [[cell(text) for text in row] for row in compared])]
-        lines += [text for note in model_comparison_notes(judge)
+        lines += [text for note in model_comparison_notes(judge["model_comparison"])
                   for text in ("", f"{cell(note)}.")]
     confusion = split_of(judge["splits"], SCORED)["confusion"]
     lines += ["", f"Confusion on split `{SCORED}` (rows: expected, columns: outcome)", ""]

@@ -269,6 +269,14 @@ class EvalReport:
     #: The version the report was read as; :meth:`as_json` writes the current one.
     version: int = REPORT_VERSION
 
+    @property
+    def several_samples(self) -> bool:
+        """Whether the run made more than one call per row (``--samples`` > 1), so rows can
+        be unstable. A report before version 3 does not say: a row with several tells."""
+        if self.samples is not None:
+            return self.samples > 1
+        return any(len(row.samples) > 1 for judge in self.judges for row in judge.rows)
+
     def as_json(self) -> dict[str, Any]:
         """The JSON report (the current version), exactly as ``--output`` writes it."""
         return {

@@ -11,9 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from introspection_cli.provenance import GitState
-from introspection_cli.reporting.metrics import SCORED, agrees
+from introspection_cli.reporting.metrics import SCORED, SplitStats, agrees
 from introspection_cli.reporting.model import HELD_OUT_HINT
-from introspection_cli.reporting.report import HeldOut, ReportGate, ReportRow, Splits
+from introspection_cli.reporting.report import (
+    HeldOut,
+    ReportGate,
+    ReportRow,
+    ReportUsage,
+    Splits,
+)
 from introspection_cli.statistics import Interval
 
 #: Shown in place of a null statistic.
@@ -25,6 +31,8 @@ EDGE_MARK = "†"
 EDGE_NOTE = (f"{EDGE_MARK} a bound at the end of the scale (0 or 1, to three decimals): "
              "where the interval stops, not a measured value")
 _EDGES = frozenset({"0.000", "1.000", "+1.000", "-1.000"})
+#: The counts of a split table, without ``unstable``.
+_COUNTS: tuple[str, ...] = ("n", "judged", "gated", "errors")
 #: The splits a judge's rows are in, without the one of every evaluated row.
 ROW_SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit")
 
@@ -103,3 +111,43 @@ def disagreeing(rows: Sequence[ReportRow]) -> list[ReportRow]:
 def erroring(rows: Sequence[ReportRow]) -> list[ReportRow]:
     """The rows that ended as ``error``."""
     return [row for row in rows if row.outcome == "error"]
+
+
+def count_columns(unstable: bool) -> tuple[str, ...]:
+    """The count columns of a split table (``n`` to ``errors``, then ``unstable`` if shown)."""
+    return (*_COUNTS, "unstable") if unstable else _COUNTS
+
+
+def stats_row(split: str, stats: SplitStats, *, unstable: bool) -> list[str]:
+    """One split table row (not a held-out split): its counts, then its statistics."""
+    counts = {"n": stats.n, "judged": stats.judged, "gated": stats.gated,
+              "errors": stats.errors, "unstable": stats.unstable}
+    return [split, *(str(counts[key]) for key in count_columns(unstable)),
+            interval_text(stats.agreement), interval_text(stats.na_agreement),
+            kappa_text(stats.kappa), interval_text(stats.tpr), interval_text(stats.tnr)]
+
+
+def format_cost(dollars: float) -> str:
+    """``$0.0040``: to a hundredth of a cent, since one run of a judge often costs less than
+    a cent and models must still be told apart by it."""
+    return f"${dollars:,.4f}"
+
+
+def usage_text(usage: ReportUsage) -> str:
+    """``4 requests, 30 cache hits, 5120 input tokens (4096 from the prompt cache), 900
+    output tokens, $0.0123``: what a run used, and what the provider did to it."""
+    prompt_cache = [f"{usage.cached_input_tokens} from the prompt cache"] \
+        if usage.cached_input_tokens else []
+    prompt_cache += [f"{usage.cache_write_tokens} written to it"] \
+        if usage.cache_write_tokens else []
+    batched = f" ({usage.batch_requests} through the batch API)" if usage.batch_requests else ""
+    parts = [f"{usage.requests} requests{batched}", f"{usage.cached} cache hits",
+             f"{usage.input_tokens} input tokens"
+             + (f" ({', '.join(prompt_cache)})" if prompt_cache else ""),
+             f"{usage.output_tokens} output tokens"]
+    if usage.cost is not None:
+        parts.append(format_cost(usage.cost))
+    if usage.rate_limited:
+        parts.append(f"rate limited {usage.rate_limited} time(s), concurrency settled at "
+                     f"{usage.concurrency}")
+    return ", ".join(parts)
