@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from introspection_cli.reporting.formatting import REASONING_LIMIT, clean, edge_notes
-from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SplitStats
+from introspection_cli.reporting.metrics import REPORT_SPLITS
 from introspection_cli.reporting.model import Transcripts
 from introspection_cli.reporting.report import (
     EvalReport,
@@ -110,8 +110,8 @@ def _judge_case(judge: JudgeEntry) -> ET.Element:
         lines = sorted({rejected.line for rejected in judge.rejected})
         problems.append(f"{len(lines)} calibration row(s) rejected (lines "
                         f"{', '.join(map(str, lines))})")
-    everything = judge.splits[SCORED]
-    if isinstance(everything, SplitStats) and everything.judged == 0:
+    everything = judge.scored
+    if everything.judged == 0:
         problems.append(f"no row was judged ({everything.n} evaluated: "
                         f"{everything.errors} error(s), {everything.gated} gated)")
     if problems:

@@ -115,13 +115,6 @@ def _split_cells(split: str, stats: SplitStats | HeldOut, unstable: bool) -> lis
     return stats_row(split, stats, unstable=unstable)
 
 
-def _scored(judge: JudgeEntry) -> SplitStats:
-    """The judge's statistics over every evaluated row (never held out)."""
-    stats = judge.splits[SCORED]
-    assert isinstance(stats, SplitStats), "the scored split is never held out"
-    return stats
-
-
 def _judge_lines(judge: JudgeEntry, gates: Sequence[ReportGate],
                  paint: _Painter, *, unstable: bool) -> list[str]:
     model = clean(f"{judge.provider}/{judge.model}")
@@ -133,7 +126,7 @@ def _judge_lines(judge: JudgeEntry, gates: Sequence[ReportGate],
                     for split in REPORT_SPLITS])
     lines += [*table, f"  {scored_text(judge.splits)}",
               *(f"  {note}" for note in edge_notes(table))]
-    ceiling = raters_sentences(judge.raters, judge.name, _scored(judge).agreement)
+    ceiling = raters_sentences(judge.raters, judge.name, judge.scored.agreement)
     if ceiling:
         lines += ["", *(f"  {sentence}" for sentence in ceiling)]
     if gates:
@@ -146,7 +139,7 @@ def _judge_lines(judge: JudgeEntry, gates: Sequence[ReportGate],
                   *_table(header, compared, indent="    "),
                   *(f"    {note}" for note in model_comparison_notes(judge.model_comparison))]
     lines += ["", f"  confusion on split {SCORED} (rows: expected, columns: outcome)"]
-    confusion = _scored(judge).confusion
+    confusion = judge.scored.confusion
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS],
                     indent="    ")

@@ -204,6 +204,14 @@ class JudgeEntry:
     raters: JSONObject | None = None
     model_comparison: JSONObject | None = None
 
+    @property
+    def scored(self) -> SplitStats:
+        """The statistics over every evaluated row (a split that is never held out)."""
+        stats = self.splits[SCORED]
+        if isinstance(stats, HeldOut):
+            raise TypeError(f"judge {self.name}: the {SCORED} split cannot be held out")
+        return stats
+
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "name": self.name, "provider": self.provider, "model": self.model,
