@@ -1,7 +1,8 @@
 """Every renderer of the tool, and the values they render, in layers that import one way.
 
 * values, at the bottom: :mod:`.metrics` (statistics over row outcomes),
-  :mod:`.model` (the JSON eval report, its schema and version), :mod:`.outputs`
+  :mod:`.model` (the JSON eval report, its schema and version), :mod:`.report` (that
+  report as frozen dataclasses, with ``as_json()`` and ``from_json()``), :mod:`.outputs`
   (what certify, verify, estimate and the dry run print) and
   :mod:`.doctor_findings` (doctor's findings); :mod:`.gates` (thresholds read off
   a report);
@@ -10,7 +11,8 @@
   :mod:`.assemble` builds a run's report once, with its costs, raters,
   comparisons and gates;
 * helpers renderers share: :mod:`.formatting` (the eval report's) and
-  :mod:`.rule_help` (each check code's help, for SARIF);
+  :mod:`.rule_help` (each check code's help, for SARIF), on :mod:`.sentences` (the
+  typed report's wording);
 * renderers, each independent of the others: the eval report's
   (:mod:`.render_text`, :mod:`.render_markdown`, :mod:`.render_json`,
   :mod:`.render_junit`, :mod:`.render_html`), check's (:mod:`.render_check`,

@@ -23,12 +23,13 @@ from introspection_cli.reporting.model import (
     usage_json,
 )
 from introspection_cli.reporting.model_comparison import PriceOf, model_comparison_json
+from introspection_cli.reporting.report import EvalReport
 
 
 def assemble_report(run: EvalRun, provenance: Provenance, gates: GateSettings, *,
                     prices: PriceTable, batch: bool,
                     raters: Mapping[str, Mapping[str, Any]] | None = None
-                    ) -> tuple[dict[str, Any], list[Gate]]:
+                    ) -> tuple[EvalReport, list[Gate]]:
     """The report of ``run`` and its gates. ``raters``: judge name -> its raters' ceiling
     (``raters`` in its entry), for the judges with an annotations file."""
     def cost_of(judge: JudgeRun) -> float | None:
@@ -42,9 +43,10 @@ def assemble_report(run: EvalRun, provenance: Provenance, gates: GateSettings, *
                                                                      batch=batch))
                for entry in entries]
     found = [gate for entry in entries for gate in judge_gates(entry, gates)]
+    # The JSON document is made by the one code that names its keys, then read as the value.
     report = report_document(run, provenance, judges=entries,
                              gates=[gate.as_json() for gate in found], cost=cost)
-    return report, found
+    return EvalReport.from_json(report), found
 
 
 def _completed(entry: dict[str, Any], raters: Mapping[str, Any] | None,

@@ -35,12 +35,15 @@ from introspection_cli.reporting.metrics import (
     split_key,
     split_stats,
 )
-from introspection_cli.reporting.model import (
-    READABLE_VERSIONS,
-    held_out,
-    load_report_schema,
-    row_from_json,
-    split_of,
+from introspection_cli.reporting.model import READABLE_VERSIONS, load_report_schema
+from introspection_cli.reporting.report import (
+    EvalReport,
+    HeldOut,
+    JSONObject,
+    JudgeEntry,
+    ReportRow,
+    Splits,
+    as_report,
 )
 from introspection_cli.statistics import Interval, holm_adjusted, mcnemar_mid_p, paired_difference
 
@@ -48,10 +51,6 @@ from introspection_cli.statistics import Interval, holm_adjusted, mcnemar_mid_p,
 COMPARED_STATISTICS: tuple[str, ...] = ("agreement", "na_agreement", "kappa", "tpr", "tnr")
 
 _REMAKE_HINT = "write a new one with `introspection judges eval --output FILE`"
-
-#: A report row (a JSON object of the report's ``rows``).
-Row = Mapping[str, Any]
-
 
 @dataclass(frozen=True, slots=True)
 class StatDelta:
@@ -195,9 +194,14 @@ class Comparison:
     judges_only_in_current: tuple[str, ...]
 
 
-def load_baseline(path: Path) -> dict[str, Any]:
+def load_baseline(path: Path) -> EvalReport:
     """Read and validate a previous JSON report for ``--baseline``."""
-    return load_report_file(path, what="baseline")
+    data = load_report_file(path, what="baseline")
+    try:
+        return EvalReport.from_json(data)
+    except ValueError as exc:  # an interval the schema cannot check: low <= value <= high
+        raise DataError(f"baseline {path} is not a valid eval report: {exc}; "
+                        f"{_REMAKE_HINT}") from exc
 
 
 def load_report_file(path: Path, *, what: str) -> dict[str, Any]:
@@ -245,10 +249,11 @@ def _check_report_shape(path: Path, report: Any, what: str) -> None:
                         f"{error.message}; {_REMAKE_HINT}")
 
 
-def compare_with_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> Comparison:
+def compare_with_baseline(report: EvalReport | JSONObject,
+                          baseline: EvalReport | JSONObject) -> Comparison:
     """Compare ``report`` (this run) with ``baseline``; judges are matched by name."""
-    before = {judge["name"]: judge for judge in baseline["judges"]}
-    after = {judge["name"]: judge for judge in report["judges"]}
+    before = {judge.name: judge for judge in as_report(baseline).judges}
+    after = {judge.name: judge for judge in as_report(report).judges}
     return Comparison(
         judges=tuple(_compare_judge(before[name], judge)
                      for name, judge in after.items() if name in before),
@@ -257,43 +262,43 @@ def compare_with_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any]
     )
 
 
-def pair_rows(rows_before: Sequence[Row], rows_after: Sequence[Row]
-              ) -> tuple[list[tuple[Row, Row]], list[UnpairedRow]]:
+def pair_rows(rows_before: Sequence[ReportRow], rows_after: Sequence[ReportRow]
+              ) -> tuple[list[tuple[ReportRow, ReportRow]], list[UnpairedRow]]:
     """The rows of two reports paired by conversation id and snapshot hash, and those
     without a pair. A row missing its hash (a version-1 report) pairs by id alone."""
-    by_id = {row["conversation_id"]: row for row in rows_before}
-    pairs: list[tuple[Row, Row]] = []
+    by_id = {row.conversation_id: row for row in rows_before}
+    pairs: list[tuple[ReportRow, ReportRow]] = []
     unpaired: list[UnpairedRow] = []
     for row in rows_after:
-        old = by_id.get(row["conversation_id"])
+        old = by_id.get(row.conversation_id)
         if old is None:
-            unpaired.append(UnpairedRow(row["line"], row["conversation_id"], "this run"))
-        elif None not in (old.get("snapshot_hash"), row.get("snapshot_hash")) \
-                and old["snapshot_hash"] != row["snapshot_hash"]:
-            unpaired.append(UnpairedRow(row["line"], row["conversation_id"], "text changed"))
+            unpaired.append(UnpairedRow(row.line, row.conversation_id, "this run"))
+        elif None not in (old.snapshot_hash, row.snapshot_hash) \
+                and old.snapshot_hash != row.snapshot_hash:
+            unpaired.append(UnpairedRow(row.line, row.conversation_id, "text changed"))
         else:
             pairs.append((old, row))
-    current = {row["conversation_id"] for row in rows_after}
-    unpaired += [UnpairedRow(row["line"], row["conversation_id"], "baseline")
-                 for row in rows_before if row["conversation_id"] not in current]
+    current = {row.conversation_id for row in rows_after}
+    unpaired += [UnpairedRow(row.line, row.conversation_id, "baseline")
+                 for row in rows_before if row.conversation_id not in current]
     return pairs, sorted(unpaired, key=lambda row: (row.where == "baseline", row.line))
 
 
-def _compare_judge(before: Mapping[str, Any], after: Mapping[str, Any]) -> JudgeComparison:
-    pairs, unpaired = pair_rows(before["rows"], after["rows"])
+def _compare_judge(before: JudgeEntry, after: JudgeEntry) -> JudgeComparison:
+    pairs, unpaired = pair_rows(before.rows, after.rows)
     changed = [
-        ChangedRow(line=now["line"], conversation_id=now["conversation_id"],
-                   expected=now["expected"], expected_before=old["expected"],
-                   before=old["outcome"], after=now["outcome"])
+        ChangedRow(line=now.line, conversation_id=now.conversation_id,
+                   expected=now.expected, expected_before=old.expected,
+                   before=old.outcome, after=now.outcome)
         for old, now in pairs
-        if (old["outcome"], old["expected"]) != (now["outcome"], now["expected"])
+        if (old.outcome, old.expected) != (now.outcome, now.expected)
     ]
-    moved = [SplitChange(now["line"], now["conversation_id"], old["split"], now["split"])
-             for old, now in pairs if old["split"] != now["split"]]
+    moved = [SplitChange(now.line, now.conversation_id, old.split, now.split)
+             for old, now in pairs if old.split != now.split]
     return JudgeComparison(
-        name=after["name"],
-        model_before=f"{before['provider']}/{before['model']}",
-        model_after=f"{after['provider']}/{after['model']}",
+        name=after.name,
+        model_before=f"{before.provider}/{before.model}",
+        model_after=f"{after.provider}/{after.model}",
         splits=_split_deltas(before, after, pairs),
         changed=tuple(sorted(changed, key=lambda row: row.line)),
         tests=holm_family([paired_test(scope, pairs) for scope in ("all", "pass", "fail")]),
@@ -308,25 +313,25 @@ def holm_family(tests: Sequence[McNemar]) -> tuple[McNemar, ...]:
     return tuple(replace(test, p_adjusted=p) for test, p in zip(tests, adjusted, strict=True))
 
 
-def _split_deltas(before: Mapping[str, Any], after: Mapping[str, Any],
-                  pairs: Sequence[tuple[Row, Row]]) -> tuple[SplitDelta, ...]:
+def _split_deltas(before: JudgeEntry, after: JudgeEntry,
+                  pairs: Sequence[tuple[ReportRow, ReportRow]]) -> tuple[SplitDelta, ...]:
     """Per report split, the statistics over the rows paired in it (in it in both
     reports), recomputed from the rows: so both sides count alike even when the
     baseline is a report version whose statistics counted otherwise."""
-    paired = [(row_from_json(old), row_from_json(now)) for old, now in pairs]
-    counts = {side: [split_key(row_from_json(row)) for row in report["rows"]]
-              for side, report in (("before", before), ("after", after))}
-    return tuple(_split_delta(split, paired, counts, before["splits"], after["splits"])
+    paired = [(old.as_outcome(), now.as_outcome()) for old, now in pairs]
+    counts = {side: [split_key(row.as_outcome()) for row in judge.rows]
+              for side, judge in (("before", before), ("after", after))}
+    return tuple(_split_delta(split, paired, counts, before.splits, after.splits)
                  for split in REPORT_SPLITS)
 
 
 def _split_delta(split: str, paired: Sequence[tuple[RowOutcome, RowOutcome]],
-                 counts: Mapping[str, Sequence[str]], splits_before: Mapping[str, Any],
-                 splits_after: Mapping[str, Any]) -> SplitDelta:
+                 counts: Mapping[str, Sequence[str]], splits_before: Splits,
+                 splits_after: Splits) -> SplitDelta:
     inside = [(old, now) for old, now in paired
               if split == SCORED or split_key(old) == split_key(now) == split]
-    stats_before = split_stats([old for old, _ in inside]).as_json()
-    stats_after = split_stats([now for _, now in inside]).as_json()
+    stats_before = split_stats([old for old, _ in inside])
+    stats_after = split_stats([now for _, now in inside])
 
     def rows_in(side: str) -> int:
         return len(counts[side]) if split == SCORED else counts[side].count(split)
@@ -335,10 +340,11 @@ def _split_delta(split: str, paired: Sequence[tuple[RowOutcome, RowOutcome]],
         split=split, paired=len(inside),
         only_in_baseline=rows_in("before") - len(inside),
         only_in_current=rows_in("after") - len(inside),
-        statistics=tuple(StatDelta(name, _point(stats_before[name]), _point(stats_after[name]))
+        statistics=tuple(StatDelta(name, _point(getattr(stats_before, name)),
+                                   _point(getattr(stats_after, name)))
                          for name in COMPARED_STATISTICS),
-        held_out=_held_out_where(held_out(split_of(splits_before, split)),
-                                 held_out(split_of(splits_after, split))),
+        held_out=_held_out_where(isinstance(splits_before.get(split), HeldOut),
+                                 isinstance(splits_after.get(split), HeldOut)),
     )
 
 
@@ -350,27 +356,27 @@ def _held_out_where(before: bool, after: bool) -> str | None:
     return None
 
 
-def _point(statistic: Any) -> float | None:
-    """The point value of a report statistic: an interval's ``value``, kappa itself, or None."""
-    if isinstance(statistic, Mapping):
-        return float(statistic["value"])
+def _point(statistic: Interval | float | None) -> float | None:
+    """The point value of a statistic: an interval's ``value``, kappa itself, or None."""
+    if isinstance(statistic, Interval):
+        return statistic.value
     return None if statistic is None else float(statistic)
 
 
-def paired_test(scope: str, pairs: Sequence[tuple[Row, Row]]) -> McNemar:
+def paired_test(scope: str, pairs: Sequence[tuple[ReportRow, ReportRow]]) -> McNemar:
     """McNemar's mid-p test and the paired difference over ``pairs`` of report rows
     (the same conversation before and after, or with the first model and another)."""
     # Only rows that are the same question both times pair up: an error in
     # either run has no verdict to compare, and a relabelled row is scored
     # against a different answer.
     scored = [(before, after) for before, after in pairs
-              if "error" not in (before["outcome"], after["outcome"])
-              and before["expected"] == after["expected"]
-              and scope in ("all", after["expected"])]
+              if "error" not in (before.outcome, after.outcome)
+              and before.expected == after.expected
+              and scope in ("all", after.expected)]
     both = improved = regressed = 0
     for before, after in scored:
-        was_right = agrees(before["expected"], before["outcome"])
-        is_right = agrees(after["expected"], after["outcome"])
+        was_right = agrees(before.expected, before.outcome)
+        is_right = agrees(after.expected, after.outcome)
         both += was_right and is_right
         improved += is_right and not was_right
         regressed += was_right and not is_right

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from introspection_cli.provenance import GitState
 from introspection_cli.reporting.baseline import (
     JudgeComparison,
     McNemar,
@@ -19,11 +20,33 @@ from introspection_cli.reporting.baseline import (
     StatDelta,
     UnpairedRow,
 )
-from introspection_cli.reporting.metrics import SCORED, agrees
-from introspection_cli.reporting.model import HELD_OUT_HINT, held_out, split_of
+from introspection_cli.reporting.metrics import SCORED
+from introspection_cli.reporting.model import held_out, split_of
+from introspection_cli.reporting.report import (
+    ReportGate,
+    ReportUsage,
+    interval_from_json,
+    splits_from_json,
+    stats_from_json,
+)
+from introspection_cli.reporting.sentences import (
+    EDGE_MARK,
+    EDGE_NOTE,
+    NULL,
+    disagrees,
+    format_bound,
+    format_cost,
+    gate_text,
+    held_out_text,
+    interval_text,
+    kappa_text,
+    provenance_text,
+    scored_text,
+    stats_row,
+    usage_text,
+)
+from introspection_cli.statistics import Interval
 
-#: Shown in place of a null statistic.
-NULL = "—"
 #: Longest reasoning shown for one disagreement; the JSON report keeps it whole.
 REASONING_LIMIT = 280
 #: Disagreements the text and Markdown reports list per judge, and apart its errors (a
@@ -32,13 +55,6 @@ REASONING_LIMIT = 280
 LISTED_ROWS = 20
 #: Below this McNemar p-value a change in agreement is called unlikely to be chance.
 SIGNIFICANCE = 0.05
-#: Marks an interval's bound at the end of the scale, as written to three decimals (0 or
-#: 1; ±1 for a change): where the interval stops, which a reader would take for a
-#: measured certainty. :data:`EDGE_NOTE` says so under whatever shows one.
-EDGE_MARK = "†"
-EDGE_NOTE = (f"{EDGE_MARK} a bound at the end of the scale (0 or 1, to three decimals): "
-             "where the interval stops, not a measured value")
-_EDGES = frozenset({"0.000", "1.000", "+1.000", "-1.000"})
 _Listed = TypeVar("_Listed")
 
 # C0/C1 controls (ESC starts terminal escape sequences) and the bidirectional
@@ -48,10 +64,6 @@ _WHITESPACE = re.compile(r"\s+")
 
 STATS_COLUMNS: tuple[str, ...] = ("split", "n", "judged", "gated", "errors", "unstable",
                                   "agreement", "na_agreement", "kappa", "tpr", "tnr")
-#: The counts of a split table, without ``unstable``.
-_COUNTS: tuple[str, ...] = ("n", "judged", "gated", "errors")
-#: The splits a judge's rows are in, without the one of every evaluated row.
-_ROW_SPLITS: tuple[str, ...] = ("train", "dev", "test", "unsplit")
 
 
 def clean(text: str, limit: int | None = None) -> str:
@@ -68,19 +80,9 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def format_bound(bound: float, *, signed: bool = False) -> str:
-    """An interval's bound to three decimals, marked with :data:`EDGE_MARK` at the end of
-    the scale (``1.000†``); ``signed`` for a change (``+0.120``, ``-1.000†``)."""
-    text = f"{bound:+.3f}" if signed else f"{bound:.3f}"
-    return text + EDGE_MARK if text in _EDGES else text
-
-
 def format_interval(interval: Mapping[str, float] | None) -> str:
     """``0.800 (0.490–0.943)``, ``1.000 (0.676–1.000†)``, or the null mark."""
-    if interval is None:
-        return NULL
-    return (f"{interval['value']:.3f} ({format_bound(interval['low'])}–"
-            f"{format_bound(interval['high'])})")
+    return interval_text(interval_from_json(interval))
 
 
 def edge_notes(lines: Sequence[str]) -> list[str]:
@@ -89,7 +91,7 @@ def edge_notes(lines: Sequence[str]) -> list[str]:
 
 
 def format_kappa(kappa: float | None) -> str:
-    return NULL if kappa is None else f"{kappa:.3f}"
+    return kappa_text(kappa)
 
 
 def format_delta(delta: StatDelta) -> str:
@@ -102,28 +104,14 @@ def format_delta(delta: StatDelta) -> str:
 
 def provenance_line(report: Mapping[str, Any]) -> str:
     """``introspection 0.1.0, 2026-11-20T10:04:11Z, git 1a2b3c4d (uncommitted changes)``."""
-    parts = [f"introspection {report.get('tool_version', '?')}", str(report.get("created_at", "?"))]
     git = report.get("git")
-    if git:
-        dirty = " (uncommitted changes)" if git["dirty"] else ""
-        parts.append(f"git {git['commit'][:12]}{dirty}")
-    else:
-        parts.append("not in a git work tree")
-    return ", ".join(parts)
-
-
-def through_batches(usage: Mapping[str, Any]) -> str:
-    """`` (N through the batch API)`` when a run used ``--batch``, else nothing (reports
-    written before the count existed have none)."""
-    batched = usage.get("batch_requests") or 0
-    return f" ({batched} through the batch API)" if batched else ""
+    return provenance_text(report.get("tool_version"), report.get("created_at"),
+                           GitState(git["commit"], git["dirty"]) if git else None)
 
 
 def held_out_note(stats: Mapping[str, Any]) -> str | None:
     """``40 rows held out: --split test or judges certify`` for a held-out split, else None."""
-    if not held_out(stats):
-        return None
-    return f"{stats['n']} rows held out: {HELD_OUT_HINT}"
+    return held_out_text(stats["n"]) if held_out(stats) else None
 
 
 def stats_columns(unstable: bool) -> tuple[str, ...]:
@@ -132,34 +120,20 @@ def stats_columns(unstable: bool) -> tuple[str, ...]:
     return STATS_COLUMNS if unstable else tuple(c for c in STATS_COLUMNS if c != "unstable")
 
 
-def count_columns(unstable: bool) -> tuple[str, ...]:
-    """The count columns of a split table (``n`` to ``errors``, then ``unstable`` if shown)."""
-    return (*_COUNTS, "unstable") if unstable else _COUNTS
-
-
 def stats_cells(split: str, stats: Mapping[str, Any], *, unstable: bool) -> list[str]:
     """One table row of :func:`stats_columns` for one split (not a held-out one)."""
-    return [split, *(str(stats[key]) for key in count_columns(unstable)),
-            format_interval(stats["agreement"]), format_interval(stats["na_agreement"]),
-            format_kappa(stats["kappa"]),
-            format_interval(stats["tpr"]), format_interval(stats["tnr"])]
+    return stats_row(split, stats_from_json(stats), unstable=unstable)
 
 
 def scored_note(splits: Mapping[str, Any]) -> str:
     """What the split ``scored`` holds: ``scored: every evaluated row (dev 12, unsplit 3;
     the held-out test split is not in it)``."""
-    parts = [f"{split} {splits[split]['n']}" for split in _ROW_SPLITS
-             if not held_out(splits[split]) and splits[split]["n"]]
-    held = held_out(splits["test"])
-    inside = ", ".join(parts) or "no rows"
-    return (f"{SCORED}: every evaluated row ({inside}"
-            + ("; the held-out test split is not in it)" if held else ")"))
+    return scored_text(splits_from_json(splits))
 
 
 def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Rows scored against their label that disagree with it (errors are listed apart)."""
-    return [row for row in rows
-            if row["outcome"] != "error" and not agrees(row["expected"], row["outcome"])]
+    return [row for row in rows if disagrees(row["expected"], row["outcome"])]
 
 
 def error_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -258,15 +232,7 @@ def unpaired_line(row: UnpairedRow) -> str:
 
 def gate_sentence(gate: Mapping[str, Any]) -> str:
     """``tpr lower bound on split all ≥ 0.8: 0.831, met``: one gate of the report's ``gates``."""
-    result = "met" if gate["met"] else "MISSED"
-    value = NULL if gate["value"] is None else f"{gate['value']:.3f}"
-    if gate["statistic"] == "judged":
-        return f"judged rows on split {gate['split']} ≥ 1: {gate['value']}, {result}"
-    if gate["statistic"] == "error_rate":
-        return f"error rate on split {gate['split']} ≤ {gate['bar']:g}: {value}, {result}"
-    subject = (f"{gate['statistic']} lower bound" if gate["bound"] == "low"
-               else gate["statistic"])
-    return f"{subject} on split {gate['split']} ≥ {gate['bar']:g}: {value}, {result}"
+    return gate_text(ReportGate.from_json(gate))
 
 
 #: The columns of a judge's model comparison (``--model`` given more than once); ``cost``
@@ -277,10 +243,10 @@ MODEL_COLUMNS: tuple[str, ...] = ("model", "judged", "errors", "agreement", "tpr
 UNKNOWN = "unknown"
 
 
-def model_comparison_table(judge: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The header and one row per model of the judge's ``model_comparison`` (no rows for a
-    single-model judge): point values, the intervals stay in the JSON."""
-    comparison = judge.get("model_comparison")
+def model_comparison_table(comparison: Mapping[str, Any] | None
+                           ) -> tuple[list[str], list[list[str]]]:
+    """The header and one row per model of a judge's ``model_comparison`` (no rows for a
+    single-model judge, whose is None): point values, the intervals stay in the JSON."""
     if not comparison:
         return [], []
     models = comparison["models"]
@@ -309,19 +275,19 @@ def _dollars(cost: float | None) -> str:
     return NULL if cost is None else format_cost(cost)
 
 
-def model_comparison_title(judge: Mapping[str, Any]) -> str:
-    """What the model comparison table shows, in a line."""
-    split = judge["model_comparison"]["split"]
-    priced = any(model["spent"] is not None for model in judge["model_comparison"]["models"])
+def model_comparison_title(comparison: Mapping[str, Any]) -> str:
+    """What a judge's model comparison table shows, in a line."""
+    split = comparison["split"]
+    priced = any(model["spent"] is not None for model in comparison["models"])
     money = "; cost: their price; spent: what this run paid" if priced else ""
     return (f"models compared on split {split}, the same rows (tokens: input/output the rows "
             f"need, from the cache or not{money}; mid-p: McNemar against the first model)")
 
 
-def model_comparison_notes(judge: Mapping[str, Any]) -> list[str]:
-    """Why a model's tokens are unknown, when they are."""
+def model_comparison_notes(comparison: Mapping[str, Any]) -> list[str]:
+    """Why a model's tokens are unknown in a judge's model comparison, when they are."""
     unknown = [f"{clean(model['provider'] + '/' + model['model'])} {model['unknown_token_rows']}"
-               for model in judge["model_comparison"]["models"] if model["unknown_token_rows"]]
+               for model in comparison["models"] if model["unknown_token_rows"]]
     if not unknown:
         return []
     return [f"tokens {UNKNOWN}: rows answered from cache entries an earlier introspection "
@@ -334,39 +300,27 @@ def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]
     return [gate for gate in report.get("gates", ()) if gate["judge"] == judge]
 
 
-def format_cost(dollars: float) -> str:
-    """``$0.0040``: to a hundredth of a cent, since one run of a judge often costs less than
-    a cent and models must still be told apart by it."""
-    return f"${dollars:,.4f}"
-
-
 def usage_sentence(usage: Mapping[str, Any]) -> str:
     """``4 requests, 30 cache hits, 5120 input tokens (4096 from the prompt cache), 900
     output tokens, $0.0123``: what a run used, and what the provider did to it."""
-    cached = usage.get("cached_input_tokens", 0)
-    written = usage.get("cache_write_tokens", 0)
-    prompt_cache = [f"{cached} from the prompt cache"] if cached else []
-    prompt_cache += [f"{written} written to it"] if written else []
-    parts = [f"{usage['requests']} requests{through_batches(usage)}",
-             f"{usage['cached']} cache hits",
-             f"{usage['input_tokens']} input tokens"
-             + (f" ({', '.join(prompt_cache)})" if prompt_cache else ""),
-             f"{usage['output_tokens']} output tokens"]
-    if usage.get("cost") is not None:
-        parts.append(format_cost(usage["cost"]))
-    if usage.get("rate_limited"):
-        parts.append(f"rate limited {usage['rate_limited']} time(s), concurrency settled at "
-                     f"{usage.get('concurrency')}")
-    return ", ".join(parts)
+    return usage_text(ReportUsage.from_json(usage))
 
 
 
 def ceiling_sentences(judge: Mapping[str, Any], shown: Callable[[str], str] = clean
                       ) -> list[str]:
+    """:func:`raters_sentences` of a judge's report entry."""
+    return raters_sentences(judge.get("raters"), judge["name"],
+                            interval_from_json(split_of(judge["splits"], SCORED)["agreement"]),
+                            shown)
+
+
+def raters_sentences(raters: Mapping[str, Any] | None, judge: str, own: Interval | None,
+                     shown: Callable[[str], str] = clean) -> list[str]:
     """The human ceiling beside the judge (a report with ``raters``; none without): the
     raters' alpha and pairwise applicable agreement, then the judge's own applicable
-    agreement on the rows it scored. ``shown`` makes a rater's name safe for the format."""
-    raters = judge.get("raters")
+    agreement (``own``) on the rows it scored. ``shown`` makes a rater's name safe for
+    the format."""
     if raters is None:
         return []
     names = ", ".join(shown(name) for name in raters["raters"])
@@ -383,12 +337,11 @@ def ceiling_sentences(judge: Mapping[str, Any], shown: Callable[[str], str] = cl
                  if pair["applicable_agreement"] else "") for pair in raters["pairs"]]
     if pairs:
         lines.append("raters' applicable agreement: " + "; ".join(pairs))
-    own = split_of(judge["splits"], SCORED)["agreement"]
-    lines.append(f"judge's applicable agreement ({SCORED}): {format_interval(own)}; a "
+    lines.append(f"judge's applicable agreement ({SCORED}): {interval_text(own)}; a "
                  "judge cannot be expected to agree with a person more than people agree "
                  "with each other")
     if raters["conflicts"]:
         lines.append(f"{raters['conflicts']} row(s) in conflict (the raters disagree): settle "
                      "them with "
-                     f"`introspection judges label --adjudicate --judge {judge['name']}`")
+                     f"`introspection judges label --adjudicate --judge {judge}`")
     return lines

@@ -27,14 +27,12 @@ from introspection_cli import webui
 from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
-    NULL,
     ceiling_sentences,
     comparison_cells,
     comparison_header,
     disagreements,
     edge_notes,
     error_rows,
-    format_bound,
     format_kappa,
     gate_sentence,
     held_out_note,
@@ -53,6 +51,8 @@ from introspection_cli.reporting.formatting import (
 )
 from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
 from introspection_cli.reporting.model import Transcripts, several_samples, split_of
+from introspection_cli.reporting.report import EvalReport, as_document
+from introspection_cli.reporting.sentences import NULL, format_bound
 
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
@@ -77,10 +77,11 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def render_html(report: Mapping[str, Any], *, comparison: Comparison | None = None,
+def render_html(report: EvalReport | Mapping[str, Any], *, comparison: Comparison | None = None,
                 transcripts: Transcripts | None = None, color: bool = False) -> str:
     """The whole page. ``transcripts`` holds the conversations of the rows shown (``color``
     is a terminal's: the page has its own)."""
+    report = as_document(report)  # read by key until this renderer reads the model
     css = _asset("report.css") + webui.asset_text(webui.TRANSCRIPT_CSS)
     scripts = [webui.asset_text(webui.TRANSCRIPT_JS), _asset("report.js")]
     embedded: dict[str, Any] = {}
@@ -259,16 +260,19 @@ def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def _models(judge: Mapping[str, Any]) -> list[str]:
-    header, rows = model_comparison_table(judge)
+    header, rows = model_comparison_table(judge.get("model_comparison"))
     if not rows:
         return []
     head = "".join(f"<th>{esc(name)}</th>" for name in header)
     body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
                    for row in rows)
-    return ["<h3>Models compared</h3>", f'<p class="muted">{esc(model_comparison_title(judge))}'
+    comparison = judge["model_comparison"]
+    title = esc(model_comparison_title(comparison))
+    return ["<h3>Models compared</h3>", f'<p class="muted">{title}'
             f'</p><div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}'
             "</tbody></table></div>",
-            *(f'<p class="muted">{esc(note)}.</p>' for note in model_comparison_notes(judge))]
+            *(f'<p class="muted">{esc(note)}.</p>'
+              for note in model_comparison_notes(comparison))]
 
 
 def _confusion(stats: Mapping[str, Any]) -> list[str]:

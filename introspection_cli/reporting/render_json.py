@@ -1,4 +1,4 @@
-"""The JSON rendering of an eval report: the report model, serialised as it is."""
+"""The JSON rendering of an eval report: the report value, written by its ``as_json()``."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from introspection_cli.reporting.model import Transcripts, report_json
+from introspection_cli.reporting.report import EvalReport, as_report
 
 if TYPE_CHECKING:  # a type only: the JSON report never holds a comparison
     from introspection_cli.reporting.baseline import Comparison
 
 
-def render_json(report: Mapping[str, Any], *, color: bool = False,
+def render_json(report: EvalReport | Mapping[str, Any], *, color: bool = False,
                 comparison: Comparison | None = None,
                 transcripts: Transcripts | None = None) -> str:
     """The report as indented JSON text (the same bytes ``--output FILE`` writes): exactly
-    the report model, without the baseline comparison or the conversations."""
-    return report_json(report)
+    :meth:`EvalReport.as_json`, without the baseline comparison or the conversations."""
+    return report_json(as_report(report).as_json())

@@ -18,32 +18,40 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
-    ceiling_sentences,
     clean,
     comparison_cells,
     comparison_header,
-    disagreements,
     edge_notes,
-    error_rows,
     first_listed,
-    gate_sentence,
-    held_out_note,
-    judge_gates,
     mcnemar_sentence,
     model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     more_rows_note,
-    provenance_line,
-    scored_note,
-    stats_cells,
+    raters_sentences,
     stats_columns,
     unpaired_line,
     unpaired_summary,
-    usage_sentence,
 )
-from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
-from introspection_cli.reporting.model import Transcripts, several_samples, split_of
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SplitStats
+from introspection_cli.reporting.model import Transcripts
+from introspection_cli.reporting.report import (
+    EvalReport,
+    HeldOut,
+    JudgeEntry,
+    ReportGate,
+    as_report,
+)
+from introspection_cli.reporting.sentences import (
+    disagreeing,
+    erroring,
+    gate_text,
+    held_out_text,
+    provenance_text,
+    scored_text,
+    stats_row,
+    usage_text,
+)
 
 #: Row lists longer than this are folded into a ``<details>`` block.
 FOLD_AFTER = 10
@@ -72,55 +80,56 @@ def _folded(title: str, table: list[str], count: int) -> list[str]:
     return [f"<details><summary>{title} ({count})</summary>", "", *table, "", "</details>"]
 
 
-def render_markdown(report: Mapping[str, Any], *, comparison: Comparison | None = None,
+def render_markdown(report: EvalReport | Mapping[str, Any], *, comparison: Comparison | None = None,
                     color: bool = False, transcripts: Transcripts | None = None) -> str:
     """The report (and the comparison with a baseline, if given) as GitHub-flavoured Markdown
     (never colored; no conversation is shown: ``transcripts`` is the HTML page's)."""
-    lines = [f"## Judge calibration: {code(report['recipe'])}", "",
-             cell(provenance_line(report)) + "."]
-    if not report["judges"]:
+    report = as_report(report)
+    lines = [f"## Judge calibration: {code(report.recipe)}", "",
+             cell(provenance_text(report.tool_version, report.created_at, report.git)) + "."]
+    if not report.judges:
         lines += ["", "No judge was evaluated."]
-    for judge in report["judges"]:
-        lines += ["", *_judge_markdown(judge, judge_gates(report, judge["name"]),
-                                       unstable=several_samples(report))]
-    lines += ["", f"Usage: {cell(usage_sentence(report['usage']))}."]
+    for judge in report.judges:
+        lines += ["", *_judge_markdown(judge, [gate for gate in report.gates
+                                               if gate.judge == judge.name],
+                                       unstable=report.several_samples)]
+    lines += ["", f"Usage: {cell(usage_text(report.usage))}."]
     if comparison is not None:
         lines += ["", *comparison_markdown(comparison)]
     return "\n".join(lines) + "\n"
 
 
-def _split_cells(split: str, stats: Mapping[str, Any], unstable: bool) -> list[str]:
-    note = held_out_note(stats)
-    if note is None:
-        return stats_cells(split, stats, unstable=unstable)
-    return [split, cell(note), *([""] * (len(stats_columns(unstable)) - 2))]
+def _split_cells(split: str, stats: SplitStats | HeldOut, unstable: bool) -> list[str]:
+    if not isinstance(stats, HeldOut):
+        return stats_row(split, stats, unstable=unstable)
+    return [split, cell(held_out_text(stats.n)), *([""] * (len(stats_columns(unstable)) - 2))]
 
 
-def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]], *,
+def _judge_markdown(judge: JudgeEntry, gates: Sequence[ReportGate], *,
                     unstable: bool) -> list[str]:
-    lines = [f"### {code(judge['name'])} ({code(judge['provider'] + '/' + judge['model'])})", ""]
-    if judge.get("fingerprint"):
-        lines += [f"Fingerprint {code(judge['fingerprint'])}", ""]
+    lines = [f"### {code(judge.name)} ({code(judge.provider + '/' + judge.model)})", ""]
+    if judge.fingerprint:
+        lines += [f"Fingerprint {code(judge.fingerprint)}", ""]
     table = _table(stats_columns(unstable),
-                   [_split_cells(split, split_of(judge["splits"], split), unstable)
+                   [_split_cells(split, judge.splits[split], unstable)
                     for split in REPORT_SPLITS])
-    lines += [*table, "", cell(scored_note(judge["splits"])) + "."]
+    lines += [*table, "", cell(scored_text(judge.splits)) + "."]
     lines += [text for note in edge_notes(table) for text in ("", f"{cell(note)}.")]
-    ceiling = ceiling_sentences(judge, shown=lambda name: cell(name, 64))
+    ceiling = raters_sentences(judge.raters, judge.name, judge.scored.agreement,
+                               shown=lambda name: cell(name, 64))
     if ceiling:
         lines += ["", "**Human ceiling**", "", *(f"- {sentence}" for sentence in ceiling)]
     if gates:
         lines += ["", "**Gates**", ""]
-        lines += [f"- {'✅' if gate['met'] else '❌'} {cell(gate_sentence(gate))}"
-                  for gate in gates]
-    header, compared = model_comparison_table(judge)
-    if compared:
-        title = model_comparison_title(judge)
+        lines += [f"- {'✅' if gate.met else '❌'} {cell(gate_text(gate))}" for gate in gates]
+    header, compared = model_comparison_table(judge.model_comparison)
+    if compared and judge.model_comparison is not None:
+        title = model_comparison_title(judge.model_comparison)
         lines += ["", f"**{title[0].upper()}{title[1:]}**", "",
                   *_table(header, [[cell(text) for text in row] for row in compared])]
-        lines += [text for note in model_comparison_notes(judge)
+        lines += [text for note in model_comparison_notes(judge.model_comparison)
                   for text in ("", f"{cell(note)}.")]
-    confusion = split_of(judge["splits"], SCORED)["confusion"]
+    confusion = judge.scored.confusion
     lines += ["", f"Confusion on split `{SCORED}` (rows: expected, columns: outcome)", ""]
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS])
@@ -128,28 +137,28 @@ def _judge_markdown(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]]
     return lines
 
 
-def _row_lists(judge: Mapping[str, Any]) -> list[str]:
+def _row_lists(judge: JudgeEntry) -> list[str]:
     lines: list[str] = []
-    rejected = judge["rejected"]
+    rejected = judge.rejected
     if rejected:
         table = _table(("line", "code", "message"),
-                       [[str(r["line"]), f"`{r['code']}`", cell(r["message"])] for r in rejected])
+                       [[str(r.line), f"`{r.code}`", cell(r.message)] for r in rejected])
         lines += ["", *_folded("Rejected rows", table, len(rejected))]
-    disagreeing = disagreements(judge["rows"])
-    if disagreeing:
-        shown, left_out = first_listed(disagreeing)
+    disagreeing_rows = disagreeing(judge.rows)
+    if disagreeing_rows:
+        shown, left_out = first_listed(disagreeing_rows)
         table = _table(("line", "conversation", "expected", "outcome", "reasoning"),
-                       [[str(r["line"]), cell(r["conversation_id"]), r["expected"],
-                         r["outcome"] + (" (unstable)" if r["unstable"] else ""),
-                         cell(r["reasoning"] or "", REASONING_LIMIT)] for r in shown])
-        table += _more(left_out, "disagreement", review=judge["name"])
-        lines += ["", *_folded("Disagreements", table, len(disagreeing))]
-    errors = error_rows(judge["rows"])
+                       [[str(r.line), cell(r.conversation_id), r.expected,
+                         r.outcome + (" (unstable)" if r.unstable else ""),
+                         cell(r.reasoning or "", REASONING_LIMIT)] for r in shown])
+        table += _more(left_out, "disagreement", review=judge.name)
+        lines += ["", *_folded("Disagreements", table, len(disagreeing_rows))]
+    errors = erroring(judge.rows)
     if errors:
         shown, left_out = first_listed(errors)
         table = _table(("line", "conversation", "expected", "error"),
-                       [[str(r["line"]), cell(r["conversation_id"]), r["expected"],
-                         cell(r["error"] or "no reason recorded", REASONING_LIMIT)]
+                       [[str(r.line), cell(r.conversation_id), r.expected,
+                         cell(r.error or "no reason recorded", REASONING_LIMIT)]
                         for r in shown])
         table += _more(left_out, "error")
         lines += ["", *_folded("Errors", table, len(errors))]

@@ -16,32 +16,42 @@ from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
     REASONING_LIMIT,
-    ceiling_sentences,
     clean,
     comparison_cells,
     comparison_header,
-    disagreements,
     edge_notes,
-    error_rows,
     first_listed,
-    gate_sentence,
-    held_out_note,
-    judge_gates,
     mcnemar_sentence,
     model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
     more_rows_note,
-    provenance_line,
-    scored_note,
-    stats_cells,
+    raters_sentences,
     stats_columns,
     unpaired_line,
     unpaired_summary,
-    usage_sentence,
 )
-from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED
-from introspection_cli.reporting.model import Transcripts, several_samples, split_of
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SplitStats
+from introspection_cli.reporting.model import Transcripts
+from introspection_cli.reporting.report import (
+    EvalReport,
+    HeldOut,
+    JudgeEntry,
+    Rejected,
+    ReportGate,
+    ReportRow,
+    as_report,
+)
+from introspection_cli.reporting.sentences import (
+    disagreeing,
+    erroring,
+    gate_text,
+    held_out_text,
+    provenance_text,
+    scored_text,
+    stats_row,
+    usage_text,
+)
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33"}
 
@@ -74,58 +84,62 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "
     return [line(header), *(line(cells) for cells in rows)]
 
 
-def render_text(report: Mapping[str, Any], *, color: bool = False,
+def render_text(report: EvalReport | Mapping[str, Any], *, color: bool = False,
                 comparison: Comparison | None = None,
                 transcripts: Transcripts | None = None) -> str:
     """The human-readable report: per judge, the split table, confusion, rejected rows,
     disagreements and errors (the first :data:`~.formatting.LISTED_ROWS` of each, then a line saying
     where the rest are); then usage; then the comparison with a baseline, if given.
     (No conversation is shown: ``transcripts`` is the HTML page's.)"""
+    report = as_report(report)
     paint = _Painter(color)
-    lines = [paint(f"recipe {clean(report['recipe'])}", "bold"), provenance_line(report)]
-    if not report["judges"]:
+    lines = [paint(f"recipe {clean(report.recipe)}", "bold"),
+             provenance_text(report.tool_version, report.created_at, report.git)]
+    if not report.judges:
         lines.append("no judge was evaluated")
-    for judge in report["judges"]:
+    for judge in report.judges:
         lines.append("")
-        lines.extend(_judge_lines(judge, judge_gates(report, judge["name"]), paint,
-                                  unstable=several_samples(report)))
-    lines += ["", f"usage: {usage_sentence(report['usage'])}"]
+        lines.extend(_judge_lines(judge, [gate for gate in report.gates
+                                          if gate.judge == judge.name], paint,
+                                  unstable=report.several_samples))
+    lines += ["", f"usage: {usage_text(report.usage)}"]
     text = "\n".join(lines) + "\n"
     if comparison is not None:
         text += "\n" + render_comparison_text(comparison, color=color)
     return text
 
 
-def _split_cells(split: str, stats: Mapping[str, Any], unstable: bool) -> list[str]:
-    note = held_out_note(stats)
-    return [split, note] if note is not None else stats_cells(split, stats, unstable=unstable)
+def _split_cells(split: str, stats: SplitStats | HeldOut, unstable: bool) -> list[str]:
+    if isinstance(stats, HeldOut):
+        return [split, held_out_text(stats.n)]
+    return stats_row(split, stats, unstable=unstable)
 
 
-def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
+def _judge_lines(judge: JudgeEntry, gates: Sequence[ReportGate],
                  paint: _Painter, *, unstable: bool) -> list[str]:
-    model = clean(f"{judge['provider']}/{judge['model']}")
-    lines = [paint(f"judge {judge['name']}", "bold") + f" ({model})"]
-    if judge.get("fingerprint"):
-        lines.append(f"  fingerprint {judge['fingerprint']}")
+    model = clean(f"{judge.provider}/{judge.model}")
+    lines = [paint(f"judge {judge.name}", "bold") + f" ({model})"]
+    if judge.fingerprint:
+        lines.append(f"  fingerprint {judge.fingerprint}")
     table = _table(stats_columns(unstable),
-                   [_split_cells(split, split_of(judge["splits"], split), unstable)
+                   [_split_cells(split, judge.splits[split], unstable)
                     for split in REPORT_SPLITS])
-    lines += [*table, f"  {scored_note(judge['splits'])}",
+    lines += [*table, f"  {scored_text(judge.splits)}",
               *(f"  {note}" for note in edge_notes(table))]
-    ceiling = ceiling_sentences(judge)
+    ceiling = raters_sentences(judge.raters, judge.name, judge.scored.agreement)
     if ceiling:
         lines += ["", *(f"  {sentence}" for sentence in ceiling)]
     if gates:
         lines += ["", "  gates"]
-        lines += [paint(f"    {gate_sentence(gate)}", "green" if gate["met"] else "red")
+        lines += [paint(f"    {gate_text(gate)}", "green" if gate.met else "red")
                   for gate in gates]
-    header, compared = model_comparison_table(judge)
-    if compared:
-        lines += ["", f"  {model_comparison_title(judge)}",
+    header, compared = model_comparison_table(judge.model_comparison)
+    if compared and judge.model_comparison is not None:
+        lines += ["", f"  {model_comparison_title(judge.model_comparison)}",
                   *_table(header, compared, indent="    "),
-                  *(f"    {note}" for note in model_comparison_notes(judge))]
+                  *(f"    {note}" for note in model_comparison_notes(judge.model_comparison))]
     lines += ["", f"  confusion on split {SCORED} (rows: expected, columns: outcome)"]
-    confusion = split_of(judge["splits"], SCORED)["confusion"]
+    confusion = judge.scored.confusion
     lines += _table(("expected", *OUTCOMES),
                     [[label, *(str(confusion[label][o]) for o in OUTCOMES)] for label in VERDICTS],
                     indent="    ")
@@ -140,33 +154,39 @@ def _judge_lines(judge: Mapping[str, Any], gates: Sequence[Mapping[str, Any]],
     return lines
 
 
+def _rejected_lines(rejected: Rejected) -> list[str]:
+    return [f"line {rejected.line}: [{rejected.code}] {clean(rejected.message)}"]
+
+
+def _error_lines(row: ReportRow) -> list[str]:
+    return [f"line {row.line} {clean(row.conversation_id)}: expected {row.expected}, "
+            f"error: {clean(row.error or 'no reason recorded', REASONING_LIMIT)}"]
+
+
 #: A list of rows: its title, colour, rows, how one row is written, and (for a list cut
 #: after :data:`LISTED_ROWS`) the line saying where the rest are.
-_Section = tuple[str, str, Sequence[Mapping[str, Any]], Callable[[Mapping[str, Any]], list[str]],
+_Section = tuple[str, str, Sequence[Any], Callable[[Any], list[str]],
                  Callable[[int], str] | None]
 
 
-def _sections(judge: Mapping[str, Any]) -> list[_Section]:
+def _sections(judge: JudgeEntry) -> list[_Section]:
     # Rejected rows are all listed: each is a problem in the data, to fix before the
     # next run, as check lists every problem.
     return [
-        ("rejected rows", "red", judge["rejected"],
-         lambda r: [f"line {r['line']}: [{r['code']}] {clean(r['message'])}"], None),
-        ("disagreements", "yellow", disagreements(judge["rows"]), _disagreement_lines,
-         lambda left_out: more_rows_note(left_out, "disagreement", review=judge["name"])),
-        ("errors", "red", error_rows(judge["rows"]),
-         lambda r: [f"line {r['line']} {clean(r['conversation_id'])}: expected {r['expected']}, "
-                    f"error: {clean(r['error'] or 'no reason recorded', REASONING_LIMIT)}"],
+        ("rejected rows", "red", judge.rejected, _rejected_lines, None),
+        ("disagreements", "yellow", disagreeing(judge.rows), _disagreement_lines,
+         lambda left_out: more_rows_note(left_out, "disagreement", review=judge.name)),
+        ("errors", "red", erroring(judge.rows), _error_lines,
          lambda left_out: more_rows_note(left_out, "error")),
     ]
 
 
-def _disagreement_lines(row: Mapping[str, Any]) -> list[str]:
-    unstable = " (unstable: samples " + ", ".join(row["samples"]) + ")" if row["unstable"] else ""
-    lines = [f"line {row['line']} {clean(row['conversation_id'])}: expected {row['expected']}, "
-             f"got {row['outcome']}{unstable}"]
-    if row["reasoning"]:
-        lines.append(f"  reasoning: {clean(row['reasoning'], REASONING_LIMIT)}")
+def _disagreement_lines(row: ReportRow) -> list[str]:
+    unstable = " (unstable: samples " + ", ".join(row.samples) + ")" if row.unstable else ""
+    lines = [f"line {row.line} {clean(row.conversation_id)}: expected {row.expected}, "
+             f"got {row.outcome}{unstable}"]
+    if row.reasoning:
+        lines.append(f"  reasoning: {clean(row.reasoning, REASONING_LIMIT)}")
     return lines
 
 

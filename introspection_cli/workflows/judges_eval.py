@@ -42,12 +42,9 @@ from introspection_cli.pricing import load_prices
 from introspection_cli.provenance import git_state
 from introspection_cli.reporting.assemble import assemble_report
 from introspection_cli.reporting.gates import GateSettings, gate_failures
-from introspection_cli.reporting.model import (
-    Provenance,
-    write_report,
-    write_report_text,
-)
+from introspection_cli.reporting.model import Provenance, write_report_text
 from introspection_cli.reporting.registry import ReportKind, render
+from introspection_cli.reporting.report import EvalReport
 
 if TYPE_CHECKING:  # the batch package is imported only by a --batch run, the baseline
     # code only with --baseline
@@ -136,13 +133,13 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     if settings.html is not None:
         from introspection_cli.workflows.transcripts import shown_transcripts
 
-        transcripts = shown_transcripts(recipe, report)
+        transcripts = shown_transcripts(recipe, report.as_json())
     problems = _write_report_files(settings, report, comparison, transcripts)
     output_failed = bool(problems)
     stdout = render(ReportKind.EVAL, settings.fmt, report, color=settings.color,
                     comparison=comparison)
     problems += _run_problems(result)
-    problems += gate_failures(report, gates)
+    problems += gate_failures(report.as_json(), gates)
     warnings = [*recipe_warnings, *ledger_warnings, *result.warnings]
     if result.cache_write_failures:
         warnings.append(f"{result.cache_write_failures} verdict(s) could not be written to "
@@ -172,7 +169,7 @@ def _check_report_files(settings: ReportSettings) -> None:
         seen[where] = flag
 
 
-def _write_report_files(settings: ReportSettings, report: dict[str, Any],
+def _write_report_files(settings: ReportSettings, report: EvalReport,
                         comparison: Comparison | None,
                         transcripts: Mapping[str, Mapping[int, Sequence[Any]]] | None
                         ) -> list[str]:
@@ -180,11 +177,8 @@ def _write_report_files(settings: ReportSettings, report: dict[str, Any],
     problems = []
     for flag, path, fmt in _report_files(settings):
         try:
-            if fmt is Format.JSON:
-                write_report(path, report)
-            else:
-                write_report_text(path, render(ReportKind.EVAL, fmt, report,
-                                               comparison=comparison, transcripts=transcripts))
+            write_report_text(path, render(ReportKind.EVAL, fmt, report,
+                                           comparison=comparison, transcripts=transcripts))
         except OSError as exc:  # checked before the run, so it changed meanwhile
             problems.append(f"cannot write {flag} {path} ({exc.strerror or type(exc).__name__})"
                             + ("; the report is on stdout only" if flag == "--output" else ""))

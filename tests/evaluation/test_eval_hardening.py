@@ -93,7 +93,7 @@ def test_a_report_that_cannot_be_written_after_the_run_is_still_printed(
     def fail(path: Path, report: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("introspection_cli.workflows.judges_eval.write_report", fail)
+    monkeypatch.setattr("introspection_cli.workflows.judges_eval.write_report_text", fail)
     result = evaluate_recipe(root, EvalOptions(), ReportSettings(
         fmt="json", output=tmp_path / "report.json"))
     assert result.exit_code == 2

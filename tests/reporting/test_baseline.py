@@ -68,7 +68,7 @@ def test_load_baseline_reads_a_written_report(tmp_path: Path) -> None:
     report = make_report(BEFORE)
     path = tmp_path / "baseline.json"
     write_report(path, report)
-    assert load_baseline(path) == report
+    assert load_baseline(path).as_json() == report
 
 
 def test_missing_baseline_is_a_usage_error(tmp_path: Path) -> None:
@@ -113,6 +113,17 @@ def test_schema_error_names_the_json_path(tmp_path: Path) -> None:
     path.write_text(json.dumps(report), encoding="utf-8")
     with pytest.raises(DataError, match=r"\$\.judges\[0\]\.splits\.dev\.kappa"):
         load_baseline(path)
+
+
+def test_an_inverted_interval_in_a_baseline_is_a_data_error(tmp_path: Path) -> None:
+    # The schema cannot say low <= value <= high; reading the report into its value does.
+    report = make_report(BEFORE)
+    report["judges"][0]["splits"]["dev"]["agreement"] = {"value": 0.2, "low": 0.5, "high": 0.9}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(DataError, match="not a valid eval report: an interval needs") as info:
+        load_baseline(path)
+    assert str(path) in str(info.value)
 
 
 # --- compare_with_baseline --------------------------------------------------------------
@@ -223,7 +234,7 @@ def test_a_version_1_baseline_is_read_and_compared(tmp_path: Path) -> None:
     path = tmp_path / "v1.json"
     path.write_text(json.dumps(as_version_1(make_report(BEFORE))), encoding="utf-8")
     baseline = load_baseline(path)
-    assert baseline["report_version"] == 1
+    assert baseline.version == 1
     (judge,) = compare_with_baseline(make_report(AFTER), baseline).judges
     assert (judge.mcnemar.paired, judge.mcnemar.improved) == (5, 3)
 
@@ -392,7 +403,7 @@ def test_a_version_2_baseline_is_read_and_counted_like_this_run(tmp_path: Path) 
     path = tmp_path / "v2.json"
     path.write_text(json.dumps(as_version_2(make_report(BEFORE))), encoding="utf-8")
     baseline = load_baseline(path)
-    assert baseline["report_version"] == 2
+    assert baseline.version == 2
     (judge,) = compare_with_baseline(make_report(AFTER), baseline).judges
     dev = next(split for split in judge.splits if split.split == "dev")
     # Recomputed from the rows: applicable agreement 3/5 before (not the stored 0.99).
