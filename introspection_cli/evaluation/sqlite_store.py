@@ -8,7 +8,8 @@ the same way, here:
 
 * a connection in autocommit mode (each store opens its own transactions), with
   a busy timeout (how long a statement waits for another process's lock) and the
-  store's pragmas (WAL, ``synchronous``), its schema created and, for a store
+  store's pragmas (WAL, ``synchronous``; the WAL switch waits the busy timeout too,
+  which SQLite does not do for it while another process is creating the file), its schema created and, for a store
   that versions it, ``user_version`` checked and set, then a probe read that
   proves the file holds the store's tables (:meth:`StoreFile.connect`);
 * a read-only open for a file this process may not write: ``mode=ro``, else
@@ -35,6 +36,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+
+#: How often a WAL switch refused by another connection's lock is tried again.
+_WAL_RETRY_S = 0.005
 
 
 class Failure(enum.Enum):
@@ -76,7 +81,7 @@ class StoreFile:
         db = self._open(str(self.path), uri=False)
         try:
             if self.wal:
-                db.execute("PRAGMA journal_mode = WAL")
+                self._enter_wal(db)
             if self.synchronous is not None:
                 db.execute(f"PRAGMA synchronous = {self.synchronous}")
             if self.version is not None:
@@ -91,6 +96,21 @@ class StoreFile:
             db.close()
             raise
         return db
+
+    def _enter_wal(self, db: sqlite3.Connection) -> None:
+        """Switch ``db`` to WAL, waiting up to the busy timeout for another connection's
+        write lock. SQLite answers a journal-mode switch blocked by a writer in rollback
+        mode (another process creating the same file a moment earlier) with SQLITE_BUSY at
+        once, without calling the busy handler, so the wait is done here."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if failure_of(exc) is not Failure.BUSY or time.monotonic() >= deadline:
+                    raise
+            time.sleep(_WAL_RETRY_S)
 
     def connect_read_only(self, *, immutable_too: bool = False) -> sqlite3.Connection:
         """The database opened for reading only; with ``immutable_too``, a file that

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,43 @@ def test_a_discarded_store_leaves_nothing(tmp_path: Path) -> None:
     discard(path)
     discard(path)  # nothing left to remove: not an error
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_another_connection_is_still_creating_is_waited_for(tmp_path: Path) -> None:
+    # Two runs opening one new store at once: the first holds the write lock in rollback
+    # mode (before its own WAL switch). SQLite refuses the second's WAL switch with
+    # SQLITE_BUSY at once, without its busy handler; the store waits as for any lock.
+    path = tmp_path / "s.sqlite3"
+    first = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    first.executescript(SCHEMA)
+    first.execute("BEGIN IMMEDIATE")
+    first.execute("INSERT INTO things VALUES ('a')")
+    releases = threading.Timer(0.05, lambda: first.execute("COMMIT"))
+    releases.start()
+    try:
+        db = store(path).connect()  # waits at most its busy timeout, 0.2 s
+    finally:
+        releases.join()
+        first.close()
+    try:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("SELECT name FROM things").fetchall() == [("a",)]
+    finally:
+        db.close()
+
+
+def test_a_writer_that_keeps_its_lock_is_busy_after_the_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.executescript(SCHEMA)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO things VALUES ('a')")
+    started = time.monotonic()
+    try:
+        with pytest.raises(sqlite3.OperationalError) as info:
+            store(path).connect()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert failure_of(info.value) is Failure.BUSY
+    assert time.monotonic() - started >= 0.2
