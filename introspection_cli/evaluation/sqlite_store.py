@@ -9,9 +9,9 @@ the same way, here:
 * a connection in autocommit mode (each store opens its own transactions), with
   a busy timeout (how long a statement waits for another process's lock) and the
   store's pragmas (WAL, ``synchronous``; the WAL switch waits the busy timeout too,
-  which SQLite does not do for it while another process is creating the file), its schema created and, for a store
-  that versions it, ``user_version`` checked and set, then a probe read that
-  proves the file holds the store's tables (:meth:`StoreFile.connect`);
+  which SQLite does not do for it while another process is creating the file), its
+  schema created and, for a store that versions it, ``user_version`` checked and
+  set, then a probe read that proves the file holds the store's tables (:meth:`StoreFile.connect`);
 * a read-only open for a file this process may not write: ``mode=ro``, else
   ``immutable=1``, which reads the database file alone where WAL's side files
   cannot be made (:meth:`StoreFile.connect_read_only`);
@@ -36,7 +36,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
 
 #: How often a WAL switch refused by another connection's lock is tried again.
 _WAL_RETRY_S = 0.005
