@@ -213,15 +213,24 @@ def record_evaluations(run: EvalRun, options: EvalOptions, recipe: Recipe) -> li
     Recorded with ``--no-cache`` too: test exposure is a fact about what was looked
     at, not about where verdicts came from.
     """
-    from introspection_cli.certification.exposure_record import record_test_looks
-
     cache_dir = options.cache_dir or default_cache_dir()
-    looks = record_test_looks(recipe, run, samples=options.samples, cache_dir=cache_dir)
+    looks = _record_test_looks(recipe, run, options.samples, cache_dir)
     ledger = open_ledger(cache_dir)
     try:
         return [*looks, *record_run(ledger, run)]
     finally:
         ledger.close()
+
+
+def _record_test_looks(recipe: Recipe, run: EvalRun, samples: int, cache_dir: Path
+                       ) -> list[str]:
+    """The exposure files' side of :func:`record_evaluations`: a run without a test row
+    (the usual one: ``test`` is held out) has nothing to record, and loads none of it."""
+    if not any(row.split == "test" for judge in run.judges for row in judge.rows):
+        return []
+    from introspection_cli.certification.exposure_record import record_test_looks
+
+    return record_test_looks(recipe, run, samples=samples, cache_dir=cache_dir)
 
 
 def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
@@ -235,14 +244,20 @@ def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
 def rater_ceilings(recipe: Recipe, run: EvalRun) -> dict[str, dict[str, Any]]:
     """Judge name -> its raters' agreement, the ceiling its own agreement is read against,
     for each judge of ``run`` with an annotations file."""
+    from introspection_cli.annotations.file import annotations_path
+
+    rated = [judge for name in dict.fromkeys(judge.name for judge in run.judges)
+             if (judge := recipe.judges.get(name)) is not None
+             and annotations_path(judge.path.parent, judge.name).exists()]
+    if not rated:  # the usual recipe: the figures' modules (numpy among them) stay unloaded
+        return {}
     from introspection_cli.workflows.agree import ceiling_json
 
     ceilings = {}
-    for name in dict.fromkeys(judge.name for judge in run.judges):
-        judge = recipe.judges.get(name)
-        ceiling = ceiling_json(judge) if judge is not None else None
+    for judge in rated:
+        ceiling = ceiling_json(judge)
         if ceiling is not None:
-            ceilings[name] = ceiling
+            ceilings[judge.name] = ceiling
     return ceilings
 
 
