@@ -22,7 +22,7 @@ about 300 bytes, the size of one compiled node): every element counts once per
 copy, weighted by kind as measured with ``regex.compile`` (docs/rules.md,
 "Regex size limits"): 1 for a character, ``.``, a shorthand class or a
 property, 5 for ``\\X`` and 6 for ``\\R``, 2 for a group; a set 1 plus 1
-for every two ranges or classes in it (:func:`~.regex_units.set_cost`). Under full
+for every two ranges or classes in it (:mod:`~.regex_units`). Under full
 case folding (``f`` with ``i``, or ``V1`` with ``i``) regex adds a branch for
 every character that folds to several (``ß``, ``ﬃ``: 105 of them) that a set
 may match: a character that does costs 5, and a set 1.25 more per such
@@ -43,12 +43,10 @@ from introspection_cli.recipe.regex_units import (
     CHARACTER,
     COSTLY_ESCAPES,
     EXPANDING_FOLDS,
-    FOLD_PER_CHARACTER,
     FOLDING_CHARACTER,
-    FOLDING_SET_MAX,
     GROUP,
-    expanding_members,
     set_cost,
+    set_folding,
 )
 
 _REPEAT_MINIMUM = {"?": 0, "*": 0, "+": 1}
@@ -202,13 +200,8 @@ class _Scanner(PatternReader):
     def _set_cost(self, start: int, at: int) -> None:
         """A character set that began at ``start`` (after its ``[``) and ended here."""
         body = self.text[start:self.pos - 1]
-        cost = set_cost(body)
-        folding = 0
-        if self.folds:
-            expanding = expanding_members(body)
-            folding = (FOLDING_SET_MAX if expanding is None
-                       else int(FOLD_PER_CHARACTER * expanding + 0.999))
-        self._add(1, cost + folding, folding, at)
+        folding = set_folding(body) if self.folds else 0
+        self._add(1, set_cost(body) + folding, folding, at)
 
     def _add(self, size: int, cost: int, folding: int, at: int, *,
              new: tuple[int, int, int] | None = None) -> None:

@@ -21,11 +21,11 @@ EXPANDING_FOLDS = frozenset(
 CHARACTER = 1
 GROUP = 2
 FOLDING_CHARACTER = 5
-FOLD_PER_CHARACTER = 1.25
+_FOLD_PER_CHARACTER = 1.25
 #: Escapes that compile to more than one node: a grapheme (about 1.2 KB) and a line break.
 COSTLY_ESCAPES = {"X": 5, "R": 6}
 #: The most a set costs under full case folding: it may hold every expanding character.
-FOLDING_SET_MAX = int(FOLD_PER_CHARACTER * len(EXPANDING_FOLDS) + 1)
+_FOLDING_SET_MAX = int(_FOLD_PER_CHARACTER * len(EXPANDING_FOLDS) + 1)
 
 
 def set_cost(body: str) -> int:
@@ -40,7 +40,16 @@ def set_cost(body: str) -> int:
     return 1 + members // 2 + len(body) // 32
 
 
-def expanding_members(body: str) -> int | None:
+def set_folding(body: str) -> int:
+    """Cost units full case folding adds to one copy of a set whose text is ``body``:
+    1.25 for each character with a multi-character folding it may match, rounded up,
+    or the most any set can add when its text does not show which it holds."""
+    expanding = _expanding_members(body)
+    return (_FOLDING_SET_MAX if expanding is None
+            else int(_FOLD_PER_CHARACTER * expanding + 0.999))
+
+
+def _expanding_members(body: str) -> int | None:
     """How many characters with a multi-character folding a set's text may match.
 
     ``body`` is the text between ``[`` and ``]``. None when it holds more than

@@ -4,9 +4,9 @@ PyYAML's parser (the libyaml C parser when available) composes the node
 graph; we turn nodes into plain Python values ourselves so that:
 
 * every value and key keeps its line and column (:class:`Positions`);
-* plain scalars follow the YAML 1.2 core schema (:mod:`~.yamlscalars`): only ``true``/``false`` are
-  booleans, so ``on:`` stays the string ``on``, ``1:30`` stays a string and
-  dates are not parsed;
+* plain scalars follow the YAML 1.2 core schema (:mod:`~.yamlscalars`): only
+  ``true``/``false`` are booleans, so ``on:`` stays the string ``on``, ``1:30``
+  stays a string and dates are not parsed;
 * a duplicate key is an error naming both lines;
 * aliases are shared, never copied, and a document whose aliases would expand
   past :data:`NODE_BUDGET` nodes (a "billion laughs" file) is rejected after
