@@ -18,10 +18,10 @@ from introspection_cli.httpbounds import (
     AsyncBoundedTransport,
     BodyTooLarge,
     BoundedTransport,
-    _BoundedDecoder,
     describe_size,
     wall_clock,
 )
+from introspection_cli.httpdecode import BoundedDecoder
 from tests.hostile.hostile_http import HostileServer, gzip_bomb, headers, serving, trickle
 
 
@@ -82,7 +82,7 @@ def test_the_cap_counts_decoded_bytes_not_bytes_on_the_wire() -> None:
 
 
 def test_a_gzip_bomb_is_decoded_a_piece_at_a_time_up_to_the_cap() -> None:
-    decoder = _BoundedDecoder("gzip", limit=8 << 20)
+    decoder = BoundedDecoder("gzip", limit=8 << 20)
     pieces: list[int] = []
 
     with pytest.raises(BodyTooLarge):
@@ -100,7 +100,7 @@ def test_decoding_in_any_chunking_gives_the_original(data: bytes, encoding: str,
     encoded = data
     for name in [e.strip() for e in encoding.split(",")]:
         encoded = gzip.compress(encoded) if name == "gzip" else zlib.compress(encoded)
-    decoder = _BoundedDecoder(encoding, limit=len(data))
+    decoder = BoundedDecoder(encoding, limit=len(data))
     out = b"".join(piece for start in range(0, len(encoded), chunk)
                    for piece in decoder.feed(encoded[start:start + chunk]))
 

@@ -22,7 +22,7 @@ about 300 bytes, the size of one compiled node): every element counts once per
 copy, weighted by kind as measured with ``regex.compile`` (docs/rules.md,
 "Regex size limits"): 1 for a character, ``.``, a shorthand class or a
 property, 5 for ``\\X`` and 6 for ``\\R``, 2 for a group; a set 1 plus 1
-for every two ranges or classes in it (:func:`set_cost`). Under full
+for every two ranges or classes in it (:mod:`~.regex_units`). Under full
 case folding (``f`` with ``i``, or ``V1`` with ``i``) regex adds a branch for
 every character that folds to several (``ß``, ``ﬃ``: 105 of them) that a set
 may match: a character that does costs 5, and a set 1.25 more per such
@@ -37,30 +37,19 @@ caller's limit.
 
 from __future__ import annotations
 
-from introspection_cli.recipe.regex_syntax import DIGITS, NAME_END, PatternReader
+from introspection_cli.recipe.regex_cursor import DIGITS, NAME_END
+from introspection_cli.recipe.regex_syntax import PatternReader
+from introspection_cli.recipe.regex_units import (
+    CHARACTER,
+    COSTLY_ESCAPES,
+    EXPANDING_FOLDS,
+    FOLDING_CHARACTER,
+    GROUP,
+    set_cost,
+    set_folding,
+)
 
 _REPEAT_MINIMUM = {"?": 0, "*": 0, "+": 1}
-
-#: Characters whose full case folding is several characters
-#: (``regex._regex.get_expand_on_folding``): under full case folding regex adds a
-#: branch for each one a set may match.
-EXPANDING_FOLDS = frozenset(
-    "\u00df\u0130\u0149\u01f0\u0390\u03b0\u0587\u1e96\u1e97\u1e98\u1e99\u1e9a\u1e9e"
-    "\u1f50\u1f52\u1f54\u1f56" + "".join(map(chr, range(0x1F80, 0x1FB0)))
-    + "\u1fb2\u1fb3\u1fb4\u1fb6\u1fb7\u1fbc\u1fc2\u1fc3\u1fc4\u1fc6\u1fc7\u1fcc"
-    "\u1fd2\u1fd3\u1fd6\u1fd7\u1fe2\u1fe3\u1fe4\u1fe6\u1fe7\u1ff2\u1ff3\u1ff4\u1ff6"
-    "\u1ff7\u1ffc\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06\ufb13\ufb14\ufb15\ufb16"
-    "\ufb17\U0001df95")
-
-#: Cost units (about 300 bytes of compiled pattern each) of one copy of an element.
-CHARACTER = 1
-GROUP = 2
-FOLDING_CHARACTER = 5
-_FOLD_PER_CHARACTER = 1.25
-#: Escapes that compile to more than one node: a grapheme (about 1.2 KB) and a line break.
-_COSTLY_ESCAPES = {"X": 5, "R": 6}
-#: The most a set costs under full case folding: it may hold every expanding character.
-FOLDING_SET_MAX = int(_FOLD_PER_CHARACTER * len(EXPANDING_FOLDS) + 1)
 
 
 class Expansion:
@@ -187,7 +176,7 @@ class _Scanner(PatternReader):
             elif char == "\\":
                 single, size = self.read_escape(in_set=False)
                 folding = FOLDING_CHARACTER - CHARACTER if single and self.folds else 0
-                cost = _COSTLY_ESCAPES.get(self.text[at + 1:at + 2], size)
+                cost = COSTLY_ESCAPES.get(self.text[at + 1:at + 2], size)
                 self._add(size, cost + folding, folding, at)
             elif char == "(":
                 self._paren(at)
@@ -211,13 +200,8 @@ class _Scanner(PatternReader):
     def _set_cost(self, start: int, at: int) -> None:
         """A character set that began at ``start`` (after its ``[``) and ended here."""
         body = self.text[start:self.pos - 1]
-        cost = set_cost(body)
-        folding = 0
-        if self.folds:
-            expanding = _expanding_members(body)
-            folding = (FOLDING_SET_MAX if expanding is None
-                       else int(_FOLD_PER_CHARACTER * expanding + 0.999))
-        self._add(1, cost + folding, folding, at)
+        folding = set_folding(body) if self.folds else 0
+        self._add(1, set_cost(body) + folding, folding, at)
 
     def _add(self, size: int, cost: int, folding: int, at: int, *,
              new: tuple[int, int, int] | None = None) -> None:
@@ -375,43 +359,3 @@ class _Scanner(PatternReader):
             self.verbose = verbose
         elif self.match(")"):
             self.verbose = verbose
-
-
-def set_cost(body: str) -> int:
-    """Cost units of one copy of a set whose text between ``[`` and ``]`` is ``body``.
-
-    regex compiles a member per range, class or property (about 100 bytes each,
-    a property more) and keeps single characters in one list: 1, plus 1 for
-    every two members (counted from ``-``, ``\\`` and ``[:``, which
-    over-counts), plus 1 for every 32 characters.
-    """
-    members = body.count("-") + body.count("\\") + body.count("[:")
-    return 1 + members // 2 + len(body) // 32
-
-
-def _expanding_members(body: str) -> int | None:
-    """How many characters with a multi-character folding a set's text may match.
-
-    ``body`` is the text between ``[`` and ``]``. None when it holds more than
-    single characters and ranges (an escape, a nested set, a negation), which
-    may match any of them; a lone escape or POSIX class (``[\\w]``) matches as
-    the class does, without folding branches, and counts 0.
-    """
-    if body.startswith("^"):
-        return None
-    if "\\" in body or "[" in body:
-        if len(body) == 2 and body[0] == "\\" and body[1] in "dDsSwWhH":
-            return 0
-        return None
-    count = 0
-    index = 0
-    while index < len(body):
-        low = body[index]
-        if index + 2 < len(body) and body[index + 1] == "-":
-            high = body[index + 2]
-            count += sum(1 for char in EXPANDING_FOLDS if low <= char <= high)
-            index += 3
-        else:
-            count += low in EXPANDING_FOLDS
-            index += 1
-    return min(count, len(EXPANDING_FOLDS))

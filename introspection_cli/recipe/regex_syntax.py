@@ -1,12 +1,11 @@
 """Reading a pattern token by token the way the ``regex`` module's parser does.
 
-:class:`PatternReader` mirrors ``regex._regex_core``: its cursor methods behave
-like ``Source`` (in verbose mode ``get``, ``peek``, ``match`` and ``get_while``
-step over whitespace and ``#`` comments, even inside ``{m,n}``; ``raw`` reads do
-not), and each ``read_*`` method consumes exactly what the matching ``parse_*``
-function consumes: escapes, character sets (nested sets and set operations in
-version 1), POSIX classes, ``{m,n}`` counts, fuzzy constraints, inline flags and
-``(?#...)`` comments. It keeps no parse tree; :mod:`regex_cost` builds on it.
+:class:`PatternReader` mirrors ``regex._regex_core``: its cursor
+(:mod:`~.regex_cursor`) behaves like ``Source``, and each ``read_*`` method
+consumes exactly what the matching ``parse_*`` function consumes: escapes,
+character sets (nested sets and set operations in version 1), POSIX classes
+and fuzzy constraints (the cursor reads ``{m,n}`` counts, inline flags and
+``(?#...)`` comments). It keeps no parse tree; :mod:`regex_cost` builds on it.
 On input that ``regex`` rejects it still moves forward, never raising.
 """
 
@@ -15,8 +14,8 @@ from __future__ import annotations
 import string
 from typing import Literal
 
-DIGITS = frozenset(string.digits)
-NAME_END = frozenset(")>")
+from introspection_cli.recipe.regex_cursor import DIGITS, NAME_END, PatternCursor
+
 _HEX = frozenset(string.hexdigits)
 _OCTAL = frozenset(string.octdigits)
 _ALPHA = frozenset(string.ascii_letters)
@@ -27,10 +26,6 @@ _PROPERTY_VALUE = _ALNUM | frozenset(" &_-./")
 _HEX_LENGTH = {"x": 2, "u": 4, "U": 8}
 _SET_OPERATORS = ("||", "~~", "&&", "--")
 _SET_CHARACTER_ESCAPES = frozenset("abfnrtv")  # other letters in a set: \d \w ..., or an error
-_INLINE_FLAGS = frozenset({*"abefiLmprsuwx", "V0", "V1"})
-#: A count with more digits is past anything ``regex`` accepts (2**32 - 2): read as this.
-_COUNT_DIGITS = 12
-_HUGE_COUNT = 1_000_000_000_000
 
 SetItem = Literal["character", "member", "nested", "end"]
 
@@ -39,130 +34,8 @@ class _NotFuzzy(Exception):
     pass
 
 
-class PatternReader:
-    """A position in a pattern, with ``regex``'s rules for reading what comes next."""
-
-    def __init__(self, pattern: str, *, verbose: bool, version1: bool) -> None:
-        self.text = pattern
-        self.end = len(pattern)
-        self.pos = 0
-        self.verbose = verbose  # the x flag where the cursor is
-        self.version1 = version1  # (?V1): nested sets and set operators
-
-    def charge(self, amount: int, at: int) -> None:
-        """Called for text ``regex`` reads more than once (see :meth:`_group_reference`)."""
-
-    # -- the cursor ---------------------------------------------------------
-
-    def _skip(self, pos: int) -> int:
-        text, end = self.text, self.end
-        while pos < end:
-            char = text[pos]
-            if char.isspace():
-                pos += 1
-            elif char == "#":
-                newline = text.find("\n", pos)
-                if newline < 0:
-                    return end
-                pos = newline
-            else:
-                break
-        return pos
-
-    def get(self, *, raw: bool = False) -> str:
-        """The next character ("" at the end); verbose mode skips space first unless ``raw``."""
-        pos = self.pos if raw or not self.verbose else self._skip(self.pos)
-        if pos >= self.end:
-            self.pos = self.end
-            return ""
-        self.pos = pos + 1
-        return self.text[pos]
-
-    def peek(self) -> str:
-        pos = self._skip(self.pos) if self.verbose else self.pos
-        return self.text[pos] if pos < self.end else ""
-
-    def match(self, expected: str) -> bool:
-        """Consume ``expected`` if it comes next (verbose mode: with space between characters)."""
-        pos = self.pos
-        for char in expected:
-            if self.verbose:
-                pos = self._skip(pos)
-            if pos >= self.end or self.text[pos] != char:
-                return False
-            pos += 1
-        self.pos = pos
-        return True
-
-    def get_while(self, chars: frozenset[str], *, include: bool = True,
-                  keep_spaces: bool = False) -> str:
-        """Consume characters in (``include``) or not in ``chars``; return them."""
-        text, end, pos = self.text, self.end, self.pos
-        skip = self.verbose and not keep_spaces
-        taken = []
-        while pos < end:
-            char = text[pos]
-            if skip and char.isspace():
-                pos += 1
-            elif skip and char == "#":
-                newline = text.find("\n", pos)
-                if newline < 0:
-                    pos = end
-                    break
-                pos = newline
-            elif (char in chars) == include:
-                taken.append(char)
-                pos += 1
-            else:
-                break
-        self.pos = pos
-        return "".join(taken)
-
-    # -- small constructs ---------------------------------------------------
-
-    def read_comment(self) -> None:
-        """After ``(?#``: up to the first ``)`` that is not escaped."""
-        while True:
-            saved = self.pos
-            char = self.get(raw=True)
-            if not char or char == ")":
-                break
-            if char == "\\":
-                self.get(raw=True)
-        self.pos = saved
-        self.match(")")
-
-    def read_flag_set(self) -> list[str]:
-        """Inline flag letters (``V0`` and ``V1`` count as one)."""
-        found: list[str] = []
-        while True:
-            saved = self.pos
-            flag = self.get()
-            if flag == "V":
-                flag += self.get()
-            if flag not in _INLINE_FLAGS:
-                self.pos = saved
-                return found
-            found.append(flag)
-
-    def read_counts(self) -> int | None:
-        """After ``{``: the minimum of ``{m}``, ``{m,}``, ``{,n}`` or ``{m,n}``.
-
-        None (and nothing read) when the brace does not start a count.
-        """
-        saved = self.pos
-        low = self.get_while(DIGITS)
-        if self.match(","):
-            self.get_while(DIGITS)
-        elif not low:
-            self.pos = saved
-            return None
-        if not self.match("}"):
-            self.pos = saved
-            return None
-        if len(low) > _COUNT_DIGITS:
-            return _HUGE_COUNT
-        return int(low or "0")
+class PatternReader(PatternCursor):
+    """A pattern read construct by construct, as ``regex``'s ``parse_*`` functions do."""
 
     # -- fuzzy constraints: parse_fuzzy and its helpers ----------------------
 

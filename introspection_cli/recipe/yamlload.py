@@ -4,9 +4,9 @@ PyYAML's parser (the libyaml C parser when available) composes the node
 graph; we turn nodes into plain Python values ourselves so that:
 
 * every value and key keeps its line and column (:class:`Positions`);
-* plain scalars follow the YAML 1.2 core schema: only ``true``/``false`` are
-  booleans, so ``on:`` stays the string ``on``, ``1:30`` stays a string and
-  dates are not parsed;
+* plain scalars follow the YAML 1.2 core schema (:mod:`~.yamlscalars`): only
+  ``true``/``false`` are booleans, so ``on:`` stays the string ``on``, ``1:30``
+  stays a string and dates are not parsed;
 * a duplicate key is an error naming both lines;
 * aliases are shared, never copied, and a document whose aliases would expand
   past :data:`NODE_BUDGET` nodes (a "billion laughs" file) is rejected after
@@ -24,6 +24,7 @@ from typing import Any, Literal
 import yaml
 
 from introspection_cli.diagnostics import escape_text
+from introspection_cli.recipe.yamlscalars import resolve_core_scalar
 
 try:  # libyaml is much faster; the pure-Python parser gives the same nodes
     from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]
@@ -54,16 +55,6 @@ _PLAIN = "tag:introspection:plain"
 _STR = "tag:yaml.org,2002:str"
 _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
-_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
-_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False,
-          "FALSE": False}
-_INT = re.compile(r"[-+]?[0-9]+")
-_OCT = re.compile(r"0o[0-7]+")
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
-_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
-_INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
-_NAN = re.compile(r"\.(nan|NaN|NAN)")
-_NUMBER_START = frozenset("0123456789+-.")
 
 
 #: Longest piece of user text a message quotes.
@@ -379,27 +370,3 @@ class _Builder:
             raise YamlProblem("yaml-tag", f"unsupported or mismatched tag {quote(tag)} on "
                               f"{quote(text)}", self.mark(node), "remove the tag")
         return value
-
-
-def resolve_core_scalar(text: str) -> Any:
-    """Resolve a plain scalar by the YAML 1.2 core schema."""
-    if text in _NULLS:
-        return None
-    boolean = _BOOLS.get(text)
-    if boolean is not None:
-        return boolean
-    if text[0] not in _NUMBER_START:
-        return text
-    if _INT.fullmatch(text):
-        return int(text)
-    if _OCT.fullmatch(text):
-        return int(text[2:], 8)
-    if _HEX.fullmatch(text):
-        return int(text[2:], 16)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    if _INF.fullmatch(text):
-        return float("-inf") if text.startswith("-") else float("inf")
-    if _NAN.fullmatch(text):
-        return float("nan")
-    return text

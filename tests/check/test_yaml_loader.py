@@ -16,8 +16,8 @@ from introspection_cli.recipe.yamlload import (
     escape_text,
     load_mapping,
     quote,
-    resolve_core_scalar,
 )
+from introspection_cli.recipe.yamlscalars import resolve_core_scalar
 
 
 @pytest.mark.parametrize(("text", "value"), [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import re
 import select
@@ -20,7 +21,13 @@ from introspection_cli.cli.batch_progress import BatchProgress
 from introspection_cli.cli.progress import RowProgress, StatusLine
 from introspection_cli.evaluation.batch import BatchState
 from introspection_cli.evaluation.runner import RunProgress
-from tests.evaluation.conftest import GATED_JUDGE, SENTINEL_KEY, fixture_row, write_recipe
+from tests.evaluation.conftest import (
+    GATED_JUDGE,
+    SENTINEL_KEY,
+    UNGATED_JUDGE,
+    fixture_row,
+    write_recipe,
+)
 from tests.evaluation.stub_model_server import StubModelServer
 
 SGR = re.compile(rb"\x1b\[[0-9;]*m")
@@ -98,9 +105,11 @@ def test_batch_and_row_progress_share_one_line(monkeypatch: pytest.MonkeyPatch) 
 # --- a real run on a pseudo-terminal ------------------------------------------------------
 
 def _run_on_pty(recipe: Path, stub: StubModelServer, *args: str,
-                extra_env: dict[str, str] | None = None,
-                terminal: bool = True) -> tuple[int, bytes, bytes]:
-    """``judges eval`` with stderr on a pty (or a pipe); (exit code, stdout, stderr)."""
+                extra_env: dict[str, str] | None = None, terminal: bool = True,
+                command: tuple[str, ...] = ("eval", "--max-error-rate", "0.5")
+                ) -> tuple[int, bytes, bytes]:
+    """``judges eval`` (or another ``judges`` ``command``) with stderr on a pty (or a
+    pipe); (exit code, stdout, stderr)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("INTROSPECTION_", "OPENAI_", "ANTHROPIC_")) and k != "NO_COLOR"}
     env.update({"OPENAI_BASE_URL": stub.openai_url, "OPENAI_API_KEY": SENTINEL_KEY,
@@ -110,8 +119,8 @@ def _run_on_pty(recipe: Path, stub: StubModelServer, *args: str,
     if terminal:  # a terminal 100 columns wide
         fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
     process = subprocess.Popen(
-        [sys.executable, "-m", "introspection_cli", "judges", "eval", str(recipe),
-         "--max-error-rate", "0.5", *args],
+        [sys.executable, "-m", "introspection_cli", "judges", command[0], str(recipe),
+         *command[1:], *args],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=secondary, env=env)
     os.close(secondary)
     shown = b""
@@ -175,3 +184,30 @@ def test_a_slow_run_on_a_terminal_shows_the_rate_and_eta_as_it_goes(
         r"[1-5]/6 rows, [0-9.]+/s, ETA [0-9]+ s, [1-5] requests?, 0 cache hits, 0 errors", draw)]
     assert midway, draws
     assert draws[-1].startswith("6/6 rows, ") and "ETA" not in draws[-1]
+
+
+def test_estimate_on_production_rows_draws_the_same_line(
+        stub: StubModelServer, tmp_path: Path) -> None:
+    """``judges estimate --rows`` runs the judge as ``judges eval`` does, with its line."""
+    calibration = [fixture_row(f"cal_{verdict}_{n}", f"cal {n} VERDICT:{verdict}",
+                               expected=verdict, split="dev")
+                   for verdict in ("pass", "fail") for n in range(20)]
+    recipe = write_recipe(tmp_path / "recipe", {"helpful": (UNGATED_JUDGE, calibration)})
+    report = tmp_path / "report.json"
+    code, _, shown = _run_on_pty(recipe, stub, "--output", str(report), terminal=False)
+    assert code == 0, shown
+    production = tmp_path / "production.jsonl"
+    production.write_text("".join(
+        json.dumps(fixture_row(f"prod_{n}", f"prod {n} VERDICT:{'pass' if n % 2 else 'fail'}",
+                               expected=None)) + "\n" for n in range(40)))
+    code, stdout, shown = _run_on_pty(recipe, stub, extra_env={"NO_COLOR": "1"}, command=(
+        "estimate", "--judge", "helpful", "--report", str(report), "--split", "dev",
+        "--rows", str(production)))
+    assert code == 0, shown + stdout
+    draws = shown.split(b"\r\x1b[K")
+    assert re.fullmatch(rb"40/40 rows, [0-9.e+]+/s, 40 requests, 0 cache hits, 0 errors",
+                        draws[-2]), draws
+    # Cleared before anything else is said (here the estimate's warning about its
+    # calibration), and never redrawn after it.
+    assert draws[-1].startswith(b"introspection: warning: "), draws
+    assert b"corrected pass rate" in stdout and b"\r" not in stdout

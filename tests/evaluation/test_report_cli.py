@@ -117,6 +117,30 @@ def test_real_baseline_run_shows_changes_and_thresholds_fail(
             "its lower bound 0.095 is below --min-agreement 0.9") in err
 
 
+def test_gate_hits_do_not_buy_min_agreement_through_the_command(
+        stub: StubModelServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The audit's case end to end: 200 rows the gate skips, labelled not_applicable, and
+    two judged rows, one misjudged. Counting the gate hits made agreement 0.995 and
+    --min-agreement 0.95 passed with exit 0; applicable agreement is 1 of 2."""
+    rows = [fixture_row(f"conv_na_{index}", f"What time is it? ({index})",
+                        expected="not_applicable") for index in range(200)]
+    rows += [fixture_row("conv_right", "Refund invoice INV-1 VERDICT:pass", expected="pass"),
+             fixture_row("conv_wrong", "Refund invoice INV-2 VERDICT:pass", expected="fail")]
+    recipe = write_recipe(tmp_path / "recipe", {"billing": (GATED_JUDGE, rows)})
+    code, out, err = run_cli(["judges", "eval", str(recipe), "--format", "json",
+                              "--min-agreement", "0.95"], capsys)
+    assert code == 1, err
+    (judge,) = json.loads(out)["judges"]
+    scored = judge["splits"]["scored"]
+    assert (scored["gated"], scored["judged"]) == (200, 2)
+    assert scored["agreement"]["value"] == pytest.approx(1 / 2)
+    assert scored["na_agreement"]["value"] == 1.0
+    assert [(gate["statistic"], gate["met"]) for gate in json.loads(out)["gates"]
+            if gate["statistic"] == "agreement"] == [("agreement", False)]
+    assert "its lower bound 0.095 is below --min-agreement 0.95" in err
+    assert len(stub.requests) == 2  # the gate skipped the 200 rows without a request
+
+
 def test_broken_baseline_exits_1_with_the_file_named(
         stub: StubModelServer, recipe: Path, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:

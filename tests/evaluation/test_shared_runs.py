@@ -91,10 +91,12 @@ def test_two_direct_runs_of_the_same_rows_started_together_pay_once(tmp_path: Pa
         try:
             # Hold every reply until both runs are calling (each has 8 calls in flight),
             # so the second cannot simply find the first's verdicts in the cache.
-            wait_until(lambda: len(stub.requests) >= 16, 60)
+            both_calling = wait_until(lambda: len(stub.requests) >= 16, 60)
         finally:
             go.set()
         results = [finish(run) for run in runs]
+    # Otherwise the runs did not overlap, and paying once would prove nothing.
+    assert both_calling, [stderr for _, _, stderr in results]
     for code, report, stderr in results:
         assert code == 0, stderr
         assert outcomes(report) == ["pass"] * ROWS
