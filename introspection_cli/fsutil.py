@@ -15,6 +15,7 @@ import errno
 import fcntl
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,8 +110,6 @@ def _held_temp_file(directory: Path, name: str) -> tuple[int, str]:
     Between creating it and locking it, a cleaner may find it unlocked and remove
     it; the file is then made again, so a write never fails because of that.
     """
-    import tempfile  # here: `judges eval` printing its report to stdout never loads it
-
     for _ in range(_MAKE_ATTEMPTS):
         fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{name}{TEMP_MARK}",
                                         suffix=".tmp")

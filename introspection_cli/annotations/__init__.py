@@ -3,6 +3,7 @@
 ``judges/<name>.annotations.jsonl`` holds one line per (conversation_id,
 snapshot_hash, rater). Modules, by responsibility::
 
+    location.py   where a judge's file is (``check`` and ``judges eval`` need only that)
     record.py     one annotation: its value, its line, the rules for a rater's name
     file.py       reading the file (bounded, each line checked) and writing changes to it
     units.py      the conversations as the raters see them: who said what, the conflicts

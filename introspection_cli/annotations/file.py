@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from introspection_cli.annotations.record import (
-    ANNOTATIONS_SUFFIX,
     SCHEMA_NAME,
     Annotation,
     Key,
@@ -40,11 +39,6 @@ from introspection_cli.recordfile import (
 
 #: Far more than any team labels; a larger file is not read into memory.
 MAX_ANNOTATIONS_BYTES = 64 << 20
-
-
-def annotations_path(judges_dir: Path, judge: str) -> Path:
-    """Where ``judge``'s annotations live: beside its judge file."""
-    return judges_dir / f"{judge}{ANNOTATIONS_SUFFIX}"
 
 
 class AnnotationsError(RecordFileError):

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 ANNOTATION_VERSION = 1
-ANNOTATIONS_SUFFIX = ".annotations.jsonl"
 SCHEMA_NAME = "annotation"  # schemas/annotation.schema.json
 #: The rater name an adjudicated label is recorded under.
 ADJUDICATED = "adjudicated"

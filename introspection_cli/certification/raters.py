@@ -79,7 +79,8 @@ def conflicting_rows(judges_dir: Path, judge: str, rows: Sequence[RatedRow]) -> 
     """The conversation ids of ``rows`` (in order) in conflict per the judge's annotations
     file (none without one). Raises :class:`~introspection_cli.errors.DataError` when the
     file cannot be read."""
-    from introspection_cli.annotations.file import annotations_path, read_annotations
+    from introspection_cli.annotations.file import read_annotations
+    from introspection_cli.annotations.location import annotations_path
     from introspection_cli.annotations.units import excluded_ids, rated_units
 
     path = annotations_path(judges_dir, judge)

@@ -150,7 +150,7 @@ def _check_rater(request: LabelRequest, modes: list[str]) -> None:
 
 
 def _raters_of(judge: Judge, rater: str | None) -> SheetRaters:
-    from introspection_cli.annotations.file import annotations_path
+    from introspection_cli.annotations.location import annotations_path
     from introspection_cli.labelling.sheet_raters import SheetRaters
 
     return SheetRaters(rater, annotations_path(judge.path.parent, judge.name))

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
+from introspection_cli.annotations.location import ANNOTATIONS_SUFFIX
 from introspection_cli.diagnostics import Diagnostic, error, warning
-from introspection_cli.recipe.rules_layout import ANNOTATIONS_SUFFIX
 from introspection_cli.recipe.source import entry_problem
 
 _RESTORE = ("annotation files are written by `introspection judges label --rater`: restore "

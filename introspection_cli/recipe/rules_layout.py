@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from introspection_cli.annotations.location import ANNOTATIONS_SUFFIX  # annotation rules
 from introspection_cli.diagnostics import Diagnostic, error, warning
 
 CALIBRATION_SUFFIX = ".calibration.jsonl"
 CERTIFICATE_SUFFIX = ".certificate.json"
 EXPOSURE_SUFFIX = ".exposure.jsonl"  # judges/<name>.exposure.jsonl, read by the certificate rules
-ANNOTATIONS_SUFFIX = ".annotations.jsonl"  # judges/<name>.annotations.jsonl: annotation rules
 #: The directories a recipe's rules read, and the names a slip gives them.
 RECIPE_DIRS = ("judges", "agents", "skills")
 _DIR_SLIPS = {name: plural for plural in RECIPE_DIRS for name in (plural, plural[:-1])}

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.annotations.file import annotations_path, read_annotations
+from introspection_cli.annotations.file import read_annotations
+from introspection_cli.annotations.location import annotations_path
 from introspection_cli.annotations.units import RatedUnits, describe_conflict, rated_units
 from introspection_cli.errors import CommandResult, DataError
 from introspection_cli.recipe.model import Judge

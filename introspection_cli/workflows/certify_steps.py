@@ -137,7 +137,7 @@ def rater_record(judge: Judge, rows: SplitRows,
     """The judge's raters as a certificate records them (None without an annotations
     file): the split's rows in conflict, and with ``min_rater_alpha`` the alpha measured
     over every row two raters labelled (None in it when the labels give none)."""
-    from introspection_cli.annotations.file import annotations_path
+    from introspection_cli.annotations.location import annotations_path
 
     if not annotations_path(judge.path.parent, judge.name).exists():
         if min_rater_alpha is not None:

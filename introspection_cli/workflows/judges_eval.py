@@ -241,10 +241,12 @@ def provider_failure(result: EvalResult) -> tuple[ExitCode | None, list[str]]:
     if not (result.refused or result.service_failures):
         return None, []
     return exit_code_for(usage=bool(result.refused), service=True), problems
+
+
 def rater_ceilings(recipe: Recipe, run: EvalRun) -> dict[str, dict[str, Any]]:
     """Judge name -> its raters' agreement, the ceiling its own agreement is read against,
     for each judge of ``run`` with an annotations file."""
-    from introspection_cli.annotations.file import annotations_path
+    from introspection_cli.annotations.location import annotations_path
 
     rated = [judge for name in dict.fromkeys(judge.name for judge in run.judges)
              if (judge := recipe.judges.get(name)) is not None

@@ -299,11 +299,16 @@ except SystemExit as exit:
     print(exit.code)
 print(sorted(({m.split(".")[0] for m in sys.modules} | set(sys.modules))
              & {"openai", "anthropic", "jinja2", "aiohttp", "httpx2", "rich", "asyncio", "ssl",
-                "introspection_cli.evaluation.batch"}))
+                "introspection_cli.evaluation.batch",
+                # a recipe without annotations, a run without test rows: no raters' figures
+                # (numpy), no exposure file
+                "numpy", "introspection_cli.workflows.agree",
+                "introspection_cli.annotations.file",
+                "introspection_cli.certification.exposure_record"}))
 """
 
 
-def test_a_fully_cached_run_imports_no_sdk_http_stack_jinja2_or_event_loop(
+def test_a_fully_cached_run_imports_no_sdk_http_stack_jinja2_event_loop_or_figures(
         tmp_path: Path, stub: StubModelServer) -> None:
     root = billing_recipe(tmp_path).root
     outputs = [subprocess.run([sys.executable, "-c", _CLI_RUN, str(root)], capture_output=True,

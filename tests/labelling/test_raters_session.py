@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from introspection_cli.annotations.file import annotations_path, read_annotations
+from introspection_cli.annotations.file import read_annotations
+from introspection_cli.annotations.location import annotations_path
 from introspection_cli.labelling.app.blinds import Blinds
 from introspection_cli.labelling.app.session import (
     LabelSession,

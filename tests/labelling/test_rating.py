@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from introspection_cli.annotations.file import (
     AnnotationChange,
-    annotations_path,
     read_annotations,
     write_changes,
 )
+from introspection_cli.annotations.location import annotations_path
 from introspection_cli.annotations.record import ADJUDICATED, Annotation
 from introspection_cli.annotations.units import rated_units
 from introspection_cli.fixture.byterule import LineEdit, write_edits

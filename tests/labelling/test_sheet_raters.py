@@ -14,7 +14,8 @@ from subprocess import CompletedProcess
 
 import pytest
 
-from introspection_cli.annotations.file import annotations_path, read_annotations
+from introspection_cli.annotations.file import read_annotations
+from introspection_cli.annotations.location import annotations_path
 from introspection_cli.labelling.commands import resolve_rater
 from tests.labelling.recipes import UNGATED_JUDGE, calibration, row, rows_of, write_recipe
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.annotations.file import Annotations, annotations_path, read_annotations
+from introspection_cli.annotations.file import Annotations, read_annotations
+from introspection_cli.annotations.location import annotations_path
 from introspection_cli.annotations.units import RatedUnit, rated_units
 from introspection_cli.errors import DataError
 from introspection_cli.evaluation.gate import GateTimeout, evaluate_gate

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.annotations.file import annotations_path, read_annotations
+from introspection_cli.annotations.file import read_annotations
+from introspection_cli.annotations.location import annotations_path
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from introspection_cli.reporting.model import build_report, report_json
 from tests.labelling.browser.harness import LabelApp
