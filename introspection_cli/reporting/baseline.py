@@ -318,8 +318,8 @@ def _split_deltas(before: JudgeEntry, after: JudgeEntry,
     """Per report split, the statistics over the rows paired in it (in it in both
     reports), recomputed from the rows: so both sides count alike even when the
     baseline is a report version whose statistics counted otherwise."""
-    paired = [(old.as_outcome(), now.as_outcome()) for old, now in pairs]
-    counts = {side: [split_key(row.as_outcome()) for row in judge.rows]
+    paired = list(pairs)
+    counts = {side: [split_key(row) for row in judge.rows]
               for side, judge in (("before", before), ("after", after))}
     return tuple(_split_delta(split, paired, counts, before.splits, after.splits)
                  for split in REPORT_SPLITS)

@@ -1,6 +1,6 @@
 """Gates on a report: the bars a judge must clear for ``judges eval`` to succeed.
 
-Part of the report model layer: gates read the report dict, never a renderer.
+Part of the report model layer: gates read the typed report, never a renderer.
 Every gate compares one number with one bar and is listed in the report's
 ``gates``, met or not:
 
@@ -26,8 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from introspection_cli.errors import UsageError
-from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SPLIT_ALIASES
-from introspection_cli.reporting.model import held_out, split_of
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SPLIT_ALIASES, SplitStats
+from introspection_cli.reporting.report import (
+    EvalReport,
+    HeldOut,
+    JSONObject,
+    JudgeEntry,
+    as_report,
+)
 
 #: ``--max-error-rate`` when not given.
 DEFAULT_MAX_ERROR_RATE = 0.1
@@ -91,73 +97,77 @@ class Gate:
         return self.statistic == "error_rate"
 
 
-def evaluate_gates(report: Mapping[str, Any], settings: GateSettings) -> list[Gate]:
-    """Every gate of every judge in ``report``, in judge order."""
-    return [gate for judge in report["judges"] for gate in judge_gates(judge, settings)]
+def evaluate_gates(report: EvalReport | JSONObject, settings: GateSettings) -> list[Gate]:
+    """Every gate of every judge in ``report`` (the value or its JSON), in judge order."""
+    return [gate for judge in as_report(report).judges for gate in judge_gates(judge, settings)]
 
 
-def judge_gates(judge: Mapping[str, Any], settings: GateSettings) -> list[Gate]:
+def judge_gates(judge: JudgeEntry, settings: GateSettings) -> list[Gate]:
     """The gates of one judge's report entry."""
-    name = judge["name"]
-    stats = split_of(judge["splits"], settings.split)
-    scored = {} if held_out(stats) else stats
+    name = judge.name
+    stats = judge.splits[settings.split]
+    scored = None if isinstance(stats, HeldOut) else stats
     gates: list[Gate] = []
     for statistic, flag in _LOWER_BOUND_GATES.items():
         bar = getattr(settings, f"min_{statistic}")
         if bar is not None:
-            interval = scored.get(statistic)
-            low = None if interval is None else float(interval["low"])
+            interval = None if scored is None else getattr(scored, statistic)
+            low = None if interval is None else float(interval.low)
             gates.append(Gate(name, settings.split, statistic, "low", bar, low,
                               low is not None and low >= bar, flag))
     if settings.min_kappa is not None:
-        kappa = scored.get("kappa")
+        kappa = None if scored is None else scored.kappa
         gates.append(Gate(name, settings.split, "kappa", "value", settings.min_kappa, kappa,
                           kappa is not None and kappa >= settings.min_kappa, "--min-kappa"))
-    everything = split_of(judge["splits"], SCORED)
-    rate = everything["errors"] / everything["n"] if everything["n"] else None
+    everything = judge.scored
+    rate = everything.errors / everything.n if everything.n else None
     gates.append(Gate(name, SCORED, "error_rate", "value", settings.max_error_rate, rate,
                       rate is not None and rate <= settings.max_error_rate, "--max-error-rate"))
-    gates.append(Gate(name, SCORED, "judged", "value", 1, everything["judged"],
-                      everything["judged"] >= 1, "a judged row"))
+    gates.append(Gate(name, SCORED, "judged", "value", 1, everything.judged,
+                      everything.judged >= 1, "a judged row"))
     return gates
 
 
-def gate_failures(report: Mapping[str, Any], gates: Sequence[Gate]) -> list[str]:
+def gate_failures(report: EvalReport | JSONObject, gates: Sequence[Gate]) -> list[str]:
     """One line per missed gate, saying what was reached and why it does not count."""
-    splits = {judge["name"]: judge["splits"] for judge in report["judges"]}
-    return [_failure(gate, split_of(splits[gate.judge], gate.split))
+    splits = {judge.name: judge.splits for judge in as_report(report).judges}
+    return [_failure(gate, splits[gate.judge][SPLIT_ALIASES.get(gate.split, gate.split)])
             for gate in gates if not gate.met]
 
 
-def _failure(gate: Gate, stats: Mapping[str, Any]) -> str:
+def _failure(gate: Gate, stats: SplitStats | HeldOut) -> str:
     where = f"judge {gate.judge}"
+    if isinstance(stats, HeldOut):  # only a --min-* gate's split can be held out
+        return (f"{where}: {gate.statistic} on split {gate.split} is null "
+                f"({_null_reason(gate.statistic, stats)}), which does not meet "
+                f"{gate.flag} {gate.bar:g}")
     if gate.statistic == "judged":
-        return (f"{where}: no row was judged ({stats['n']} evaluated: {stats['errors']} "
-                f"error(s), {stats['gated']} gated); a run that measured nothing is not a "
+        return (f"{where}: no row was judged ({stats.n} evaluated: {stats.errors} "
+                f"error(s), {stats.gated} gated); a run that measured nothing is not a "
                 "success")
     if gate.statistic == "error_rate":
         if gate.value is None:
             return f"{where}: no rows were evaluated, so there is no error rate to check"
-        return (f"{where}: {stats['errors']} of {stats['n']} rows are errors "
+        return (f"{where}: {stats.errors} of {stats.n} rows are errors "
                 f"({gate.value:.3f}), above --max-error-rate {gate.bar:g}")
     subject = f"{gate.statistic} on split {gate.split}"
     if gate.value is None:
         return (f"{where}: {subject} is null ({_null_reason(gate.statistic, stats)}), "
                 f"which does not meet {gate.flag} {gate.bar:g}")
     if gate.bound == "low":
-        interval = stats[gate.statistic]
-        return (f"{where}: {subject} is {interval['value']:.3f} with 95% interval "
-                f"{interval['low']:.3f}–{interval['high']:.3f}; its lower bound "
+        interval = getattr(stats, gate.statistic)
+        return (f"{where}: {subject} is {interval.value:.3f} with 95% interval "
+                f"{interval.low:.3f}–{interval.high:.3f}; its lower bound "
                 f"{gate.value:.3f} is below {gate.flag} {gate.bar:g}")
     return f"{where}: {subject} is {gate.value:.3f}, below {gate.flag} {gate.bar:g}"
 
 
-def _null_reason(statistic: str, stats: Mapping[str, Any]) -> str:
-    if held_out(stats):
+def _null_reason(statistic: str, stats: SplitStats | HeldOut) -> str:
+    if isinstance(stats, HeldOut):
         return "the test split is held out: pass --split test"
-    if stats["n"] == 0:
+    if stats.n == 0:
         return "no rows in this split"
-    if stats["n"] == stats["errors"]:
+    if stats.n == stats.errors:
         return "every row is an error"
     if statistic == "tpr":
         return "no non-error row is labelled pass"
@@ -165,7 +175,7 @@ def _null_reason(statistic: str, stats: Mapping[str, Any]) -> str:
         return "no non-error row is labelled fail"
     if statistic == "agreement":
         return "no non-error row is labelled pass or fail"
-    if statistic == "kappa" and not stats["judged"]:
+    if statistic == "kappa" and not stats.judged:
         return "no row was judged by the model; gated and error rows are not in kappa"
     if statistic == "kappa":
         return "every label and outcome is the same class, so kappa is undefined"

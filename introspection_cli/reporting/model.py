@@ -1,31 +1,28 @@
 """The report model: the JSON report of ``introspection judges eval``, its schema and version.
 
-The bottom layer of :mod:`introspection_cli.reporting`. :func:`build_report`
-turns an :class:`EvalRun` into the report dict users script against; its shape
-is published as ``schemas/eval-report.schema.json`` and is the input of every
-renderer, so a baseline loaded from disk renders exactly like a fresh run.
-Nothing here imports a comparison or a renderer.
+The bottom layer of :mod:`introspection_cli.reporting`: the report's version and
+published schema (``schemas/eval-report.schema.json``), where a report comes from
+(:class:`Provenance`), how its JSON is written, and the readers of that JSON
+shared by every renderer, so a baseline loaded from disk renders exactly like a
+fresh run. The report value is :class:`~.report.EvalReport`, built by
+:mod:`.assemble`. Nothing here imports a comparison or a renderer.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from introspection_cli.evaluation.outcomes import (
-    NO_TOKENS,
-    EvalRun,
     JudgeRun,
-    RowOutcome,
     Usage,
-    total_tokens,
 )
 from introspection_cli.fsutil import atomic_write_text
 from introspection_cli.provenance import GitState, tool_version, utc_now
-from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SPLIT_ALIASES, stats_by_split
+from introspection_cli.reporting.metrics import SCORED, SPLIT_ALIASES
 
 REPORT_VERSION = 3
 #: Versions ``--baseline`` reads, each with its published schema.
@@ -37,11 +34,6 @@ HELD_OUT_HINT = "--split test or judges certify"
 #: eval renderer takes the same options (``color``, ``comparison``, ``transcripts``:
 #: the registry passes them all) and uses those its format can show.
 Transcripts = Mapping[str, Mapping[int, Sequence[Any]]]
-#: What a judge run's usage cost (None: no price for its model): the price table's
-#: answer, given to the report as it is built.
-CostOf = Callable[[JudgeRun], float | None]
-
-
 @dataclass(frozen=True)
 class Provenance:
     """Where the report comes from: tool version, creation time, the recipe's git commit."""
@@ -73,91 +65,12 @@ def split_of(splits: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return splits[name]  # type: ignore[no-any-return]
 
 
-def build_report(run: EvalRun, provenance: Provenance | None = None) -> dict[str, Any]:
-    """The JSON report of ``run`` alone: no gate, no price, no raters (what
-    :func:`~introspection_cli.reporting.assemble.assemble_report` adds as it builds the
-    report of a ``judges eval``)."""
-    return report_document(run, provenance,
-                                judges=[judge_json(first, others)
-                                        for first, *others in by_judge(run.judges)])
-
-
-def report_document(run: EvalRun, provenance: Provenance | None, *,
-                         judges: Sequence[Mapping[str, Any]],
-                         gates: Sequence[Mapping[str, Any]] = (),
-                         cost: float | None = None) -> dict[str, Any]:
-    """The JSON report of ``run``, from its judges' entries (:func:`judge_json`), its gates
-    and the run's cost: plain JSON-ready dicts, lists, strings and numbers."""
-    origin = provenance or Provenance()
-    return {
-        "report_version": REPORT_VERSION,
-        "tool_version": origin.tool_version,
-        "created_at": origin.created_at,
-        "git": origin.git.as_json() if origin.git is not None else None,
-        "recipe": run.recipe,
-        "samples": run.samples,
-        "judges": list(judges),
-        "gates": list(gates),
-        "usage": usage_json(run.usage, cost=cost),
-    }
-
-
 def by_judge(runs: Sequence[JudgeRun]) -> list[list[JudgeRun]]:
     """The runs of each judge, in order: one per model (``--model`` given more than once)."""
     grouped: dict[str, list[JudgeRun]] = {}
     for run in runs:
         grouped.setdefault(run.name, []).append(run)
     return list(grouped.values())
-
-
-def judge_json(judge: JudgeRun, others: Sequence[JudgeRun] = (), *,
-               cost_of: CostOf | None = None) -> dict[str, Any]:
-    """A judge's entry: its run with the first model; with more models, ``usage`` and
-    ``models`` (the other models' runs on the same rows), each ``usage`` priced by
-    ``cost_of`` (null without it)."""
-    def cost(run: JudgeRun) -> float | None:
-        return None if cost_of is None else cost_of(run)
-
-    entry: dict[str, Any] = {
-        "name": judge.name,
-        "provider": judge.provider,
-        "model": judge.model,
-        "fingerprint": judge.fingerprint,
-        "rejected": [
-            {"line": rejected.line, "code": rejected.code, "message": rejected.message}
-            for rejected in judge.rejected
-        ],
-        **_run_json(judge),
-    }
-    if others:
-        entry["usage"] = {**usage_json(judge.usage, cost=cost(judge)),
-                          "needed": needed_json(judge.rows)}
-        entry["models"] = [{"provider": other.provider, "model": other.model,
-                            "fingerprint": other.fingerprint, **_run_json(other),
-                            "usage": {**usage_json(other.usage, cost=cost(other)),
-                                      "needed": needed_json(other.rows)}}
-                           for other in others]
-    return entry
-
-
-def needed_json(rows: Sequence[RowOutcome]) -> dict[str, int]:
-    """The tokens the rows' replies used, whether they came in this run or from the cache
-    (what the rows cost, as against what this run spent): the sums over the rows whose
-    tokens are known, and ``unknown_rows``, those whose cached replies were stored
-    without them (by an introspection from before they were kept)."""
-    known = [row.tokens for row in rows if row.tokens is not None]
-    return {**(total_tokens(known) or NO_TOKENS).as_usage(),
-            "unknown_rows": len(rows) - len(known)}
-
-
-def _run_json(judge: JudgeRun) -> dict[str, Any]:
-    stats = stats_by_split(judge.rows)
-    splits: dict[str, Any] = {split: stats[split].as_json() for split in REPORT_SPLITS}
-    if judge.held_out is not None:
-        splits["test"] = {"held_out": True, "n": judge.held_out}
-    # The name reports before version 3 gave it, for scripts that read it.
-    splits["all"] = splits[SCORED]
-    return {"splits": splits, "rows": [_row_json(row) for row in judge.rows]}
 
 
 def usage_json(usage: Usage, *, cost: float | None = None) -> dict[str, Any]:
@@ -169,29 +82,6 @@ def usage_json(usage: Usage, *, cost: float | None = None) -> dict[str, Any]:
             "cache_write_tokens": usage.cache_write_tokens,
             "rate_limited": usage.rate_limited, "concurrency": usage.concurrency,
             "cost": cost}
-
-
-def row_from_json(row: Mapping[str, Any]) -> RowOutcome:
-    """A report row (of any version) read back as the :class:`RowOutcome` it was made from."""
-    return RowOutcome(row["line"], row["conversation_id"], row["split"], row["expected"],
-                      row["outcome"], tuple(row["samples"]), row["unstable"], row["reasoning"],
-                      row["error"], row["cached"], row.get("snapshot_hash"))
-
-
-def _row_json(row: RowOutcome) -> dict[str, Any]:
-    return {
-        "line": row.line,
-        "conversation_id": row.conversation_id,
-        "split": row.split,
-        "expected": row.expected,
-        "outcome": row.outcome,
-        "samples": list(row.samples),
-        "unstable": row.unstable,
-        "reasoning": row.reasoning,
-        "error": row.error,
-        "cached": row.cached,
-        **({"snapshot_hash": row.snapshot_hash} if row.snapshot_hash is not None else {}),
-    }
 
 
 def report_json(report: Mapping[str, Any]) -> str:

@@ -80,12 +80,12 @@ def compare_models(judge: Mapping[str, Any], *,
     if not others:
         return ()
     from introspection_cli.reporting.baseline import paired_test
-    from introspection_cli.reporting.report import ReportRow
+    from introspection_cli.reporting.report import row_from_json
 
-    first_rows = {row["conversation_id"]: ReportRow.from_json(row) for row in judge["rows"]}
+    first_rows = {row["conversation_id"]: row_from_json(row) for row in judge["rows"]}
     results = [_result(judge, None, price)]
     for other in others:
-        pairs = [(first_rows[row["conversation_id"]], ReportRow.from_json(row))
+        pairs = [(first_rows[row["conversation_id"]], row_from_json(row))
                  for row in other["rows"] if row["conversation_id"] in first_rows]
         results.append(_result(other, paired_test("all", pairs), price))
     return tuple(results)

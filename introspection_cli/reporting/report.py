@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from introspection_cli.evaluation.outcomes import Outcome, RowOutcome, Verdict
+from introspection_cli.evaluation.outcomes import RowOutcome
 from introspection_cli.provenance import GitState
 from introspection_cli.reporting.metrics import SCORED, SplitStats
 from introspection_cli.reporting.model import REPORT_VERSION
@@ -60,43 +60,29 @@ class Rejected:
         return cls(data["line"], data["code"], data["message"])
 
 
-@dataclass(frozen=True, slots=True)
-class ReportRow:
-    """One calibration row's outcome as the report holds it."""
+#: One calibration row's outcome as the report holds it: the run's own value (a row read
+#: from a JSON report has unknown ``tokens``: reports keep tokens per run, not per row).
+ReportRow = RowOutcome
 
-    line: int
-    conversation_id: str
-    split: str | None
-    expected: Verdict
-    outcome: Outcome
-    samples: tuple[Outcome, ...]
-    unstable: bool
-    reasoning: str | None
-    error: str | None
-    cached: bool
-    #: None in a version-1 report, which did not record it.
-    snapshot_hash: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "line": self.line, "conversation_id": self.conversation_id, "split": self.split,
-            "expected": self.expected, "outcome": self.outcome, "samples": list(self.samples),
-            "unstable": self.unstable, "reasoning": self.reasoning, "error": self.error,
-            "cached": self.cached,
-            **({"snapshot_hash": self.snapshot_hash} if self.snapshot_hash is not None else {}),
-        }
+def row_json(row: RowOutcome) -> dict[str, Any]:
+    """A row of a report's ``rows`` (``snapshot_hash`` only when known)."""
+    data = {"line": row.line, "conversation_id": row.conversation_id, "split": row.split,
+            "expected": row.expected, "outcome": row.outcome, "samples": list(row.samples),
+            "unstable": row.unstable, "reasoning": row.reasoning, "error": row.error,
+            "cached": row.cached}
+    if row.snapshot_hash is not None:
+        data["snapshot_hash"] = row.snapshot_hash
+    return data
 
-    def as_outcome(self) -> RowOutcome:
-        """The row as the :class:`RowOutcome` it was made from (its tokens unknown)."""
-        return RowOutcome(self.line, self.conversation_id, self.split, self.expected,
-                          self.outcome, self.samples, self.unstable, self.reasoning,
-                          self.error, self.cached, self.snapshot_hash)
 
-    @classmethod
-    def from_json(cls, data: JSONObject) -> ReportRow:
-        return cls(data["line"], data["conversation_id"], data["split"], data["expected"],
-                   data["outcome"], tuple(data["samples"]), data["unstable"],
-                   data["reasoning"], data["error"], data["cached"], data.get("snapshot_hash"))
+def row_from_json(data: JSONObject) -> RowOutcome:
+    """A report row of any version (``snapshot_hash`` None in version 1, which did not
+    record it)."""
+    return RowOutcome(data["line"], data["conversation_id"], data["split"], data["expected"],
+                      data["outcome"], tuple(data["samples"]), data["unstable"],
+                      data["reasoning"], data["error"], data["cached"],
+                      data.get("snapshot_hash"), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,13 +162,13 @@ class ModelRun:
     def as_json(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model,
                 "fingerprint": self.fingerprint, "splits": splits_json(self.splits),
-                "rows": [row.as_json() for row in self.rows], "usage": self.usage.as_json()}
+                "rows": [row_json(row) for row in self.rows], "usage": self.usage.as_json()}
 
     @classmethod
     def from_json(cls, data: JSONObject) -> ModelRun:
         return cls(data["provider"], data["model"], data.get("fingerprint"),
                    splits_from_json(data["splits"]),
-                   tuple(ReportRow.from_json(row) for row in data["rows"]),
+                   tuple(row_from_json(row) for row in data["rows"]),
                    ReportUsage.from_json(data["usage"]))
 
 
@@ -217,7 +203,7 @@ class JudgeEntry:
             "name": self.name, "provider": self.provider, "model": self.model,
             "fingerprint": self.fingerprint,
             "rejected": [rejected.as_json() for rejected in self.rejected],
-            "splits": splits_json(self.splits), "rows": [row.as_json() for row in self.rows]}
+            "splits": splits_json(self.splits), "rows": [row_json(row) for row in self.rows]}
         if self.usage is not None:
             entry["usage"] = self.usage.as_json()
             entry["models"] = [model.as_json() for model in self.models]
@@ -233,7 +219,7 @@ class JudgeEntry:
         return cls(data["name"], data["provider"], data["model"], data.get("fingerprint"),
                    tuple(Rejected.from_json(rejected) for rejected in data["rejected"]),
                    splits_from_json(data["splits"]),
-                   tuple(ReportRow.from_json(row) for row in data["rows"]),
+                   tuple(row_from_json(row) for row in data["rows"]),
                    None if usage is None else ReportUsage.from_json(usage),
                    tuple(ModelRun.from_json(model) for model in data.get("models", ())),
                    data.get("raters"), data.get("model_comparison"))
@@ -354,7 +340,7 @@ def interval_from_json(data: JSONObject | None) -> Interval | None:
 
 def as_report(report: EvalReport | JSONObject) -> EvalReport:
     """``report`` as the typed value: an :class:`EvalReport` as it is, its JSON (a report
-    built by :func:`.model.build_report`, or one a script wrote) read by
+    built by :func:`.assemble.build_report`, or one a script wrote) read by
     :meth:`EvalReport.from_json`."""
     return report if isinstance(report, EvalReport) else EvalReport.from_json(report)
 

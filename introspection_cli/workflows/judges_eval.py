@@ -139,7 +139,7 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     stdout = render(ReportKind.EVAL, settings.fmt, report, color=settings.color,
                     comparison=comparison)
     problems += _run_problems(result)
-    problems += gate_failures(report.as_json(), gates)
+    problems += gate_failures(report, gates)
     warnings = [*recipe_warnings, *ledger_warnings, *result.warnings]
     if result.cache_write_failures:
         warnings.append(f"{result.cache_write_failures} verdict(s) could not be written to "

@@ -11,7 +11,8 @@ from introspection_cli.errors import UsageError
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from introspection_cli.labelling.app.review import build_review, load_report_rows
 from introspection_cli.labelling.calibration import read_calibration
-from introspection_cli.reporting.model import build_report, report_json
+from introspection_cli.reporting.assemble import build_report
+from introspection_cli.reporting.model import report_json
 from tests.labelling.recipes import GATED_JUDGE, calibration, row, rows_of, write_recipe
 
 

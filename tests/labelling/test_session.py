@@ -198,7 +198,8 @@ def test_review_queues_a_conversation_any_judges_report_disagrees_with(tmp_path:
     from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
     from introspection_cli.labelling.app.review import build_review, load_report_rows
     from introspection_cli.labelling.calibration import read_calibration
-    from introspection_cli.reporting.model import build_report, report_json
+    from introspection_cli.reporting.assemble import build_report
+    from introspection_cli.reporting.model import report_json
 
     recipe = _two_judges(tmp_path / "r")
     for name, line, label in (("billing", 1, "pass"), ("billing", 3, "fail"),

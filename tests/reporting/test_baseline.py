@@ -11,9 +11,10 @@ import pytest
 from introspection_cli.errors import DataError, ExitCode, UsageError
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from introspection_cli.formats import Format
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.baseline import compare_with_baseline, load_baseline
 from introspection_cli.reporting.metrics import REPORT_SPLITS
-from introspection_cli.reporting.model import build_report, write_report
+from introspection_cli.reporting.model import write_report
 from introspection_cli.reporting.registry import ReportKind, render
 from introspection_cli.reporting.render_markdown import render_markdown
 from introspection_cli.reporting.render_text import render_comparison_text

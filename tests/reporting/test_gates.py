@@ -9,8 +9,8 @@ import pytest
 
 from introspection_cli.errors import UsageError
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates, gate_failures
-from introspection_cli.reporting.model import build_report
 from introspection_cli.statistics import wilson_lower
 
 

@@ -9,8 +9,8 @@ import junitparser
 import pytest
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RejectedRow, RowOutcome, Usage
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates
-from introspection_cli.reporting.model import build_report
 from introspection_cli.reporting.render_junit import render_junit, xml_text
 
 HOSTILE = "</failure><!-- ]]> & \x1b[2J\x00\x07 \ud800 \ufffe"

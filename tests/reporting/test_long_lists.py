@@ -18,8 +18,8 @@ import pytest
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
 from introspection_cli.formats import Format
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.formatting import LISTED_ROWS, disagreements
-from introspection_cli.reporting.model import build_report
 from introspection_cli.reporting.registry import ReportKind, render
 
 ROWS = 5000

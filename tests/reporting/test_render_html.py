@@ -15,7 +15,7 @@ import pytest
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.reporting import render_html as page
-from introspection_cli.reporting.model import build_report
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.workflows.transcripts import shown_transcripts
 from tests.evaluation.conftest import UNGATED_JUDGE, fixture_row, write_recipe
 

@@ -27,11 +27,11 @@ from introspection_cli.evaluation.outcomes import (
 )
 from introspection_cli.formats import Format
 from introspection_cli.provenance import GitState
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates
 from introspection_cli.reporting.metrics import REPORT_SPLITS
 from introspection_cli.reporting.model import (
     Provenance,
-    build_report,
     load_report_schema,
     report_json,
     write_report,
@@ -277,14 +277,14 @@ def test_the_eval_format_is_checked_against_the_formats_it_prints() -> None:
 
 def test_needed_tokens_sum_the_known_rows_and_count_the_unknown_ones() -> None:
     from introspection_cli.evaluation.outcomes import Tokens, total_tokens
-    from introspection_cli.reporting.model import needed_json
+    from introspection_cli.reporting.assemble import needed_tokens
 
     rows = [RowOutcome(1, "a", "dev", "pass", "pass", tokens=Tokens(100, 20, 64, 0)),
             RowOutcome(2, "b", "dev", "pass", "pass", tokens=None),  # cached, not recorded
             RowOutcome(3, "c", "dev", "not_applicable", "gated"),  # no call: no tokens
             RowOutcome(4, "d", "dev", "fail", "fail", tokens=Tokens(90, 10, 0, 5))]
-    assert needed_json(rows) == {"input_tokens": 190, "output_tokens": 30,
-                                 "cached_input_tokens": 64, "cache_write_tokens": 5,
-                                 "unknown_rows": 1}
+    assert needed_tokens(rows).as_json() == {"input_tokens": 190, "output_tokens": 30,
+                                             "cached_input_tokens": 64,
+                                             "cache_write_tokens": 5, "unknown_rows": 1}
     assert total_tokens([Tokens(1, 2), None]) is None
     assert total_tokens([]) == Tokens(0, 0)

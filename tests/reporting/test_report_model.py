@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from introspection_cli import strictjson
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RejectedRow, RowOutcome, Usage
 from introspection_cli.formats import Format
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.gates import GateSettings, evaluate_gates
 from introspection_cli.reporting.metrics import SCORED
-from introspection_cli.reporting.model import build_report, report_json
+from introspection_cli.reporting.model import report_json
 from introspection_cli.reporting.registry import ReportKind, render
 from introspection_cli.reporting.report import EvalReport, HeldOut
 from tests.reporting.test_baseline import BEFORE, as_version_1, make_report

@@ -6,8 +6,8 @@ from typing import Any
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RejectedRow, RowOutcome, Usage
 from introspection_cli.formats import Format
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.formatting import REASONING_LIMIT, clean
-from introspection_cli.reporting.model import build_report
 from introspection_cli.reporting.registry import ReportKind, render
 from introspection_cli.reporting.render_markdown import FOLD_AFTER, render_markdown
 from introspection_cli.reporting.render_text import render_text

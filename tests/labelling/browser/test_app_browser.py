@@ -11,7 +11,8 @@ from typing import Any
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
 from introspection_cli.fixture.byterule import plan_edit, write_edits
-from introspection_cli.reporting.model import build_report, report_json
+from introspection_cli.reporting.assemble import build_report
+from introspection_cli.reporting.model import report_json
 from tests.labelling.browser.harness import LabelApp
 from tests.labelling.browser.keyboard import SAVED, label_by_keyboard, open_app
 from tests.labelling.recipes import (

@@ -12,7 +12,8 @@ from typing import Any
 from introspection_cli.annotations.file import read_annotations
 from introspection_cli.annotations.location import annotations_path
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
-from introspection_cli.reporting.model import build_report, report_json
+from introspection_cli.reporting.assemble import build_report
+from introspection_cli.reporting.model import report_json
 from tests.labelling.browser.harness import LabelApp
 from tests.labelling.browser.keyboard import SAVED, open_app
 from tests.labelling.recipes import UNGATED_JUDGE, calibration, row, rows_of, write_recipe

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
-from introspection_cli.reporting.model import build_report
+from introspection_cli.reporting.assemble import build_report
 from introspection_cli.reporting.render_html import render_html
 from tests.evaluation.conftest import _clean_env, stub  # noqa: F401 (fixtures)
 from tests.labelling.browser.conftest import artifacts, browser  # noqa: F401 (fixtures)
