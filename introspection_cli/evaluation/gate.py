@@ -305,8 +305,36 @@ def canonical_json(value: object) -> str:
         # every row, when gating and when rendering the transcript).
         return canonical_bytes(value).decode("utf-8")
     except CanonicalizationError:
-        # Integers beyond 2^53 are outside JCS; sorted compact JSON is the closest text.
+        pass
+    try:
+        # A whole float from 2^53 up is written as its digits and reads back as an
+        # integer beyond JCS's range: written as the float it is, it keeps its text and
+        # its neighbours keep theirs, so a row renders and gates the same read back from
+        # its canonical form (what its snapshot_hash covers) as it did.
+        return canonical_bytes(_exact_floats(value)).decode("utf-8")
+    except CanonicalizationError:
+        # Other integers beyond 2^53 have no JCS text; sorted compact JSON is the closest.
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+#: The integers RFC 8785 writes: within ±(2**53 - 1).
+_SAFE_INTEGER = 2 ** 53 - 1
+
+
+def _exact_floats(value: object) -> object:
+    """``value`` with each integer beyond :data:`_SAFE_INTEGER` that is the JCS text of a
+    float (its digits, below 10**21) made that float."""
+    if type(value) is int:
+        if _SAFE_INTEGER < abs(value) < 10 ** 21:
+            as_float = float(value)
+            if canonical_bytes(as_float) == str(value).encode():
+                return as_float
+        return value
+    if type(value) is dict:
+        return {key: _exact_floats(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_exact_floats(item) for item in value]
+    return value
 
 
 #: Compiled patterns kept between events: at most this many, of at most this much
