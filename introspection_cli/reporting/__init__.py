@@ -3,8 +3,9 @@
 * values, at the bottom: :mod:`.metrics` (statistics over row outcomes),
   :mod:`.model` (the JSON eval report, its schema and version), :mod:`.report` (that
   report as frozen dataclasses, with ``as_json()`` and ``from_json()``), :mod:`.outputs`
-  (what certify, verify, estimate and the dry run print) and
-  :mod:`.doctor_findings` (doctor's findings); :mod:`.gates` (thresholds read off
+  (what certify, verify, estimate and the dry run print),
+  :mod:`.doctor_findings` (doctor's findings) and :mod:`.status_values` (what
+  ``judges status`` and ``judges plan`` print); :mod:`.gates` (thresholds read off
   a report);
 * comparisons on the eval report: :mod:`.baseline` (against an earlier report)
   and :mod:`.model_comparison` (several ``--model`` runs of one judge);

@@ -8,14 +8,14 @@ from typing import Any
 
 from introspection_cli.certification.power import describe_plan
 from introspection_cli.certification.state import describe_change
-from introspection_cli.statistics import Interval
-from introspection_cli.workflows.status import (
+from introspection_cli.reporting.status_values import (
     LABELS,
     PLANNED,
     SPLIT_ROWS,
     JudgeStatus,
     rate_sources,
 )
+from introspection_cli.statistics import Interval
 
 
 def _interval(interval: Interval | None, n: int) -> dict[str, Any] | None:
