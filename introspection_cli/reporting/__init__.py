@@ -18,7 +18,8 @@
   (:mod:`.render_text`, :mod:`.render_markdown`, :mod:`.render_json`,
   :mod:`.render_junit`, :mod:`.render_html`), check's (:mod:`.render_check`,
   with :mod:`.render_check_sarif` on it), doctor's, certify's, estimate's, the
-  dry run's and ``judges render``'s (:mod:`.render_prompt`), and
+  dry run's, ``judges render``'s (:mod:`.render_prompt`) and ``judges plan``'s
+  (:mod:`.render_plan`), and
   :mod:`.render_document` (the JSON of a result that is its document);
 * :mod:`.registry` at the top, which finds a renderer by (report kind, format)
   and imports it only then.

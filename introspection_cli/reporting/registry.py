@@ -28,6 +28,7 @@ class ReportKind(StrEnum):
     DRY_RUN = "dry-run"
     AGREE = "agree"
     PROMPT = "prompt"
+    PLAN = "plan"
 
 
 def _text_and_document(text: str) -> dict[Format, str]:
@@ -54,6 +55,7 @@ _RENDERERS: dict[ReportKind, dict[Format, str]] = {
     ReportKind.DRY_RUN: _text_and_document("render_dry_run:dry_run_text"),
     ReportKind.AGREE: _text_and_document("render_agree:agreement_text"),
     ReportKind.PROMPT: _text_and_document("render_prompt:prompt_text"),
+    ReportKind.PLAN: _text_and_document("render_plan:plan_text"),
 }
 #: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.
 FILE_FORMATS = (Format.JUNIT, Format.HTML)

@@ -12,23 +12,23 @@ certifying at the plan cost, from the price table, with each call's tokens
 estimated as ``judges eval --dry-run`` estimates them, over the first rows of
 the calibration file.
 
-From files alone, as ``judges status``: no model call, no SDK imported.
+From files alone, as ``judges status``: no model call, no SDK imported. Printed by
+:mod:`introspection_cli.reporting.render_plan` through the registry.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.certification.bounds import WILSON, BoundMethod
-from introspection_cli.certification.power import PLAN_POWER, describe_plan
+from introspection_cli.certification.bounds import BoundMethod
+from introspection_cli.certification.power import PLAN_POWER
 from introspection_cli.errors import CommandResult, UsageError, exit_code_for
-from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.recipe.model import Judge
+from introspection_cli.reporting.registry import ReportKind, check_format, render
 from introspection_cli.reporting.status_values import (
     PLANNED,
     CallCost,
@@ -67,7 +67,7 @@ class PlanSettings:
                             ("--bar", self.bar), ("--power", self.power)):
             if not (math.isfinite(value) and 0 < value < 1):
                 raise UsageError(f"{flag} {value:g} must be a number above 0 and below 1")
-        parse_format(self.fmt, TEXT_OR_JSON)
+        check_format(ReportKind.PLAN, self.fmt)
 
 
 @dataclass(frozen=True)
@@ -178,63 +178,8 @@ def plan_command(path: Path, settings: PlanSettings, *,
         select_judges(recipe, (settings.judge,))  # raises: no judge of that name
         raise AssertionError("unreachable")  # pragma: no cover
     planned = plan_judge(judge, settings, cache_dir=cache_dir or default_cache_dir())
-    stdout = json.dumps(planned.as_json(), indent=2, ensure_ascii=False) + "\n" \
-        if settings.fmt == "json" else plan_text(planned)
+    stdout = render(ReportKind.PLAN, check_format(ReportKind.PLAN, settings.fmt), planned)
     problems = [f"judge {judge.name}: {planned.rejected} calibration row(s) rejected; "
                 f"`introspection check {path}` lists them"] if planned.rejected else []
     return CommandResult(stdout, (*problems, *(f"warning: {warning}" for warning in warnings)),
                          exit_code_for(problems=bool(problems)))
-
-
-def plan_text(planned: CertificationPlan) -> str:
-    """The plan in words."""
-    power = planned.plan.power
-    lines = [f"judge {planned.judge}: to certify at bar {power.bar:g} with probability "
-             f"{power.power:.0%}",
-             f"  bound      {_bound_text(planned)}"]
-    for label, plan in power.classes.items():
-        name = PLANNED[label].upper()
-        rows = "out of reach: no number of rows would do" if plan.rows is None else \
-            f"{plan.rows} test rows"
-        more = "" if plan.more is None else f", {plan.more} more"
-        lines.append(f"  {label:<10} {rows} at {name} {plan.rate:.3f} "
-                     f"({planned.sources[label]}); test holds {plan.held}{more}")
-    lines.append(f"  labels     {_labels_text(planned)}")
-    if planned.labels_fill_test:
-        lines.append(f"             with `judges split --fill-test` (every new label to test "
-                     f"until the plan is met): about {planned.labels_fill_test}")
-    lines.append(f"             new labels are assumed {power.class_mix.get('pass', 0.5):.0%} "
-                 "pass, as labelled so far")
-    lines.append(f"  cost       {_cost_text(planned.cost)}")
-    return "\n".join(lines) + "\n"
-
-
-def _bound_text(planned: CertificationPlan) -> str:
-    if planned.bound is WILSON:
-        return ("Wilson: the next certification is the first look at these test rows by "
-                "this judge version")
-    return (f"anytime-valid: this judge version looked at these test rows {planned.looks} "
-            "time(s); every later look is decided with the anytime-valid bound, so looking "
-            "after each labelling round keeps the level")
-
-
-def _labels_text(planned: CertificationPlan) -> str:
-    power = planned.plan.power
-    described = describe_plan(power, planned.sources)
-    if power.labels is None:
-        return ("unknown: a class is out of reach, or no label of it yet to say how often "
-                "new labels are of it")
-    return described[-1]
-
-
-def _cost_text(cost: CallCost) -> str:
-    calls = f"about {cost.calls} model call(s) to certify at the plan ({cost.provider}/" \
-        f"{cost.model})"
-    cached = "rows already in the verdict cache cost nothing"
-    if cost.input_tokens is None:
-        return f"{calls}; no row of the file to estimate a call's tokens from; {cached}"
-    tokens = (f"~{cost.input_tokens:,} input and ~{cost.output_tokens:,} output tokens "
-              f"(estimated from {cost.sampled} row(s))")
-    price = "no price for the model in prices.toml" if cost.cost is None else \
-        f"${cost.cost:,.4f}"
-    return f"{calls}: {tokens}, {price}; {cached}"
