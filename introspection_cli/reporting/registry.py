@@ -29,6 +29,7 @@ class ReportKind(StrEnum):
     AGREE = "agree"
     PROMPT = "prompt"
     PLAN = "plan"
+    STATUS = "status"
 
 
 def _text_and_document(text: str) -> dict[Format, str]:
@@ -56,6 +57,7 @@ _RENDERERS: dict[ReportKind, dict[Format, str]] = {
     ReportKind.AGREE: _text_and_document("render_agree:agreement_text"),
     ReportKind.PROMPT: _text_and_document("render_prompt:prompt_text"),
     ReportKind.PLAN: _text_and_document("render_plan:plan_text"),
+    ReportKind.STATUS: _text_and_document("render_status:status_text"),
 }
 #: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.
 FILE_FORMATS = (Format.JUNIT, Format.HTML)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from introspection_cli.certification.bounds import WILSON
 from introspection_cli.certification.power import describe_plan
-from introspection_cli.reporting.status_values import PLANNED, CallCost, CertificationPlan
+from introspection_cli.reporting.plan_values import CallCost, CertificationPlan
+from introspection_cli.reporting.status_values import PLANNED
 
 
 def plan_text(planned: CertificationPlan) -> str:

@@ -1,10 +1,10 @@
-"""What ``judges status`` and ``judges plan`` hand their renderers: a calibration file's
-counts, the dev figures, the plan for the next certification, one judge's status, and a
-certification's plan with its cost.
+"""What ``judges status`` hands its renderers: a calibration file's counts, the dev figures,
+the plan for the next certification, one judge's status and the report of them all.
 
-Values at the bottom of the reporting layers, beside :mod:`.outputs`: the workflows
-(:mod:`~introspection_cli.workflows.status`, :mod:`~introspection_cli.workflows.judge_plan`)
-build them, their renderers print them.
+Values at the bottom of the reporting layers, under :mod:`.plan_values` (``judges plan``'s,
+on these): :mod:`~introspection_cli.workflows.status` builds them (and
+:mod:`~introspection_cli.workflows.judge_plan` the counts, dev figures and plan),
+:mod:`.render_status` prints them.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from introspection_cli.certification.bounds import BoundMethod
 from introspection_cli.certification.certificate import LabelledRow
 from introspection_cli.certification.exposure import Exposure
-from introspection_cli.certification.power import PowerPlan, labels_to_collect
+from introspection_cli.certification.power import PowerPlan
 from introspection_cli.certification.state import CertificateState
 from introspection_cli.statistics import Interval
 
@@ -133,60 +132,51 @@ class JudgeStatus:
         """How many judge versions have looked at the rows now in test."""
         return 0 if self.exposure is None else self.exposure.fingerprints
 
-
-@dataclass(frozen=True)
-class CallCost:
-    """The model calls of certifying at the plan: one per test row the gate matches."""
-
-    calls: int
-    provider: str
-    model: str
-    #: Estimated tokens of those calls; None when no row could be rendered to estimate from.
-    input_tokens: int | None
-    output_tokens: int | None
-    #: US dollars, None without a price for the model (or without a token estimate).
-    cost: float | None
-    #: Rows rendered for the estimate.
-    sampled: int
-
     def as_json(self) -> dict[str, Any]:
-        return {"calls": self.calls, "provider": self.provider, "model": self.model,
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cost": self.cost, "rows_sampled": self.sampled}
-
-
-@dataclass(frozen=True)
-class CertificationPlan:
-    """Everything ``judges plan`` says about one judge."""
-
-    judge: str
-    fingerprint: str
-    plan: Plan
-    bound: BoundMethod
-    #: Looks at the rows now in test made by this judge version (one sample per row).
-    looks: int
-    sources: Mapping[str, str]
-    cost: CallCost
-    rejected: int
-
-    @property
-    def labels_fill_test(self) -> int | None:
-        """Labels to collect when every new one goes to test (``judges split
-        --fill-test``) until the plan is met."""
-        power = self.plan.power
-        more = {label: plan.more for label, plan in power.classes.items()}
-        return labels_to_collect(more, 1.0, power.class_mix)[0]
-
-    def as_json(self) -> dict[str, Any]:
-        power = self.plan.power
+        """Its object in ``judges status --format json``'s ``judges``."""
+        counts, certificate, plan, dev = self.counts, self.certificate, self.plan, self.dev
         return {
-            "judge": self.judge, "fingerprint": self.fingerprint, "bar": power.bar,
-            "power": power.power,
-            "bound": {"method": self.bound.name, "looks_before": self.looks},
-            "classes": {label: {**plan.as_json(), "source": self.sources[label]}
-                        for label, plan in power.classes.items()},
-            "labels": power.labels, "reach_test": power.reach_test,
-            "labels_fill_test": self.labels_fill_test,
-            "test_share": power.test_share, "class_mix": dict(power.class_mix),
-            "cost": self.cost.as_json(), "rejected_rows": self.rejected,
+            "name": self.name,
+            "calibration": str(self.calibration),
+            "fingerprint": self.fingerprint,
+            "rows": counts.rows,
+            "rejected": {"rows": counts.rejected_rows,
+                         "by_code": dict(sorted(counts.rejected.items()))},
+            "labelled": {label: counts.labelled(label) for label in LABELS[:3]},
+            "unlabelled": counts.labelled("unlabelled"),
+            "gate_misses": counts.gate_misses,
+            "gate_errors": counts.gate_errors,
+            "splits": {split: {label: counts.table[split][label] for label in LABELS}
+                       for split in SPLIT_ROWS},
+            "certificate": {"state": certificate.state, "path": str(certificate.path),
+                            "changed": list(certificate.changed),
+                            "problem": certificate.problem},
+            "test_fingerprints_seen": self.test_fingerprints,
+            "exposure": None if self.exposure is None else {
+                **self.exposure.as_json(), "clean": self.exposure.clean},
+            "exposure_problem": self.exposure_problem,
+            "dev": None if dev is None else {
+                "tpr": _interval(dev.tpr, dev.pass_rows),
+                "tnr": _interval(dev.tnr, dev.fail_rows),
+                "evaluated": dev.evaluated, "labelled": dev.labelled},
+            "plan": {"bar": plan.bar, "rows_per_class": plan.floor,
+                     "perfect": dict(plan.perfect),
+                     "power": {**plan.power.as_json(), "assumed": list(plan.assumed)},
+                     "never": list(plan.never)},
         }
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """What ``judges status`` prints: the recipe as given and each judge's status."""
+
+    recipe: str
+    judges: tuple[JudgeStatus, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON object ``--format json`` prints."""
+        return {"recipe": self.recipe, "judges": [status.as_json() for status in self.judges]}
+
+
+def _interval(interval: Interval | None, n: int) -> dict[str, Any] | None:
+    return None if interval is None else {**interval.as_json(), "n": n}

@@ -28,11 +28,10 @@ from introspection_cli.certification.bounds import BoundMethod
 from introspection_cli.certification.power import PLAN_POWER
 from introspection_cli.errors import CommandResult, UsageError, exit_code_for
 from introspection_cli.recipe.model import Judge
+from introspection_cli.reporting.plan_values import CallCost, CertificationPlan
 from introspection_cli.reporting.registry import ReportKind, check_format, render
 from introspection_cli.reporting.status_values import (
     PLANNED,
-    CallCost,
-    CertificationPlan,
     DevFigures,
     Plan,
     RowCounts,
