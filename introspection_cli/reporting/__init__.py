@@ -5,8 +5,9 @@
   report as frozen dataclasses, with ``as_json()`` and ``from_json()``), :mod:`.outputs`
   (what certify, verify, estimate and the dry run print),
   :mod:`.doctor_findings` (doctor's findings), :mod:`.status_values` (what
-  ``judges status`` prints) and :mod:`.plan_values` (``judges plan``'s, on them);
-  :mod:`.gates` (thresholds read off a report);
+  ``judges status`` prints), :mod:`.plan_values` (``judges plan``'s, on them) and
+  :mod:`.align_values` (``judges align``'s); :mod:`.gates` (thresholds read off a
+  report);
 * comparisons on the eval report: :mod:`.baseline` (against an earlier report)
   and :mod:`.model_comparison` (several ``--model`` runs of one judge);
   :mod:`.assemble` builds a run's report once, with its costs, raters,
@@ -19,7 +20,8 @@
   :mod:`.render_junit`, :mod:`.render_html`), check's (:mod:`.render_check`,
   with :mod:`.render_check_sarif` on it), doctor's, certify's, estimate's, the
   dry run's, ``judges render``'s (:mod:`.render_prompt`), ``judges plan``'s
-  (:mod:`.render_plan`) and ``judges status``'s (:mod:`.render_status`), and
+  (:mod:`.render_plan`), ``judges status``'s (:mod:`.render_status`) and ``judges
+  align``'s (:mod:`.render_align`), and
   :mod:`.render_document` (the JSON of a result that is its document);
 * :mod:`.registry` at the top, which finds a renderer by (report kind, format)
   and imports it only then.

@@ -30,6 +30,8 @@ class ReportKind(StrEnum):
     PROMPT = "prompt"
     PLAN = "plan"
     STATUS = "status"
+    ALIGN = "align"
+    ALIGN_DRY_RUN = "align-dry-run"
 
 
 def _text_and_document(text: str) -> dict[Format, str]:
@@ -58,6 +60,8 @@ _RENDERERS: dict[ReportKind, dict[Format, str]] = {
     ReportKind.PROMPT: _text_and_document("render_prompt:prompt_text"),
     ReportKind.PLAN: _text_and_document("render_plan:plan_text"),
     ReportKind.STATUS: _text_and_document("render_status:status_text"),
+    ReportKind.ALIGN: _text_and_document("render_align:align_text"),
+    ReportKind.ALIGN_DRY_RUN: _text_and_document("render_align:align_dry_run_text"),
 }
 #: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.
 FILE_FORMATS = (Format.JUNIT, Format.HTML)
