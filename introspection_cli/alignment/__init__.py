@@ -8,5 +8,6 @@ only when the dev comparison passes every keep rule (:mod:`.keep_rules`).
 The ``test`` split is never rendered or sent. :mod:`.yaml_block` writes the
 kept rubric back into the judge file, changing no byte outside its
 ``instructions`` value. The package never imports the reports, the workflows
-or the command line.
+or the command line; its report is printed by
+:mod:`introspection_cli.reporting.render_align`.
 """

@@ -161,13 +161,16 @@ def render_command(
 ) -> None:
     """Print the exact messages and tool schema a judge would send for one row; no call is made."""
     from introspection_cli.errors import UsageError
-    from introspection_cli.evaluation.render_row import format_row_prompt, prompt_for_line
+    from introspection_cli.evaluation.render_row import prompt_for_line
+    from introspection_cli.reporting.registry import ReportKind, check_format, render
 
     if line is None:
         raise UsageError("judges render needs --line N: the line of the row in the judge's "
                          "calibration file")
     name = _one_judge(judge_argument, judge)
-    write_stdout(format_row_prompt(prompt_for_line(recipe, name, line), fmt), what="the prompt",
+    prompt = prompt_for_line(recipe, name, line)  # before --format, as it always was
+    chosen = check_format(ReportKind.PROMPT, fmt)
+    write_stdout(render(ReportKind.PROMPT, chosen, prompt), what="the prompt",
                  quiet_epipe=fmt == "text")
 
 

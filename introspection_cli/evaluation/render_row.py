@@ -1,8 +1,8 @@
-"""``judges render``: the exact request one calibration row would produce, without sending it."""
+"""``judges render``: the exact request one calibration row would produce, without sending it
+(printed by :mod:`introspection_cli.reporting.render_prompt`)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +11,6 @@ from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout
 from introspection_cli.evaluation.plan import build_request
 from introspection_cli.evaluation.providers.interface import ModelRequest
 from introspection_cli.fixture.codes import BLANK_LINE, UNLABELLED
-from introspection_cli.formats import TEXT_OR_JSON, Format, parse_format
 
 
 @dataclass(frozen=True)
@@ -22,6 +21,16 @@ class RowPrompt:
     line: int
     request: ModelRequest | None
     note: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """``--format json``'s document: ``{judge, line, note, messages, tool}``, the last two
+        None when no call would be made."""
+        request = self.request
+        return {"judge": self.judge, "line": self.line, "note": self.note,
+                "messages": None if request is None else [
+                    {"role": "system", "content": request.system},
+                    {"role": "user", "content": request.user}],
+                "tool": None if request is None else tool_json(request)}
 
 
 def prompt_for_line(recipe_path: Path, judge_name: str, line: int) -> RowPrompt:
@@ -61,25 +70,7 @@ def prompt_for_line(recipe_path: Path, judge_name: str, line: int) -> RowPrompt:
     raise UsageError(f"{judge.calibration_path} has no line {line}")
 
 
-def format_row_prompt(prompt: RowPrompt, fmt: str) -> str:
-    """``text``: the messages under headings; ``json``: ``{system, user, tool}``."""
-    request = prompt.request
-    if parse_format(fmt, TEXT_OR_JSON) is Format.JSON:
-        body: dict[str, object] = {"judge": prompt.judge, "line": prompt.line,
-                                   "note": prompt.note, "messages": None, "tool": None}
-        if request is not None:
-            body["messages"] = [{"role": "system", "content": request.system},
-                                {"role": "user", "content": request.user}]
-            body["tool"] = _tool(request)
-        return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
-    if request is None:
-        return f"{prompt.note}\n"
-    return (f"===== system =====\n{request.system}\n\n"
-            f"===== user =====\n{request.user}\n\n"
-            f"===== tool (forced) =====\n"
-            f"{json.dumps(_tool(request), indent=2, ensure_ascii=False)}\n")
-
-
-def _tool(request: ModelRequest) -> dict[str, object]:
+def tool_json(request: ModelRequest) -> dict[str, object]:
+    """The forced tool of ``request`` as JSON: its name, description and parameters."""
     return {"name": request.tool_name, "description": request.tool_description,
             "parameters": dict(request.tool_schema)}

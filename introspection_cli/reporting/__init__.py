@@ -3,9 +3,11 @@
 * values, at the bottom: :mod:`.metrics` (statistics over row outcomes),
   :mod:`.model` (the JSON eval report, its schema and version), :mod:`.report` (that
   report as frozen dataclasses, with ``as_json()`` and ``from_json()``), :mod:`.outputs`
-  (what certify, verify, estimate and the dry run print) and
-  :mod:`.doctor_findings` (doctor's findings); :mod:`.gates` (thresholds read off
-  a report);
+  (what certify, verify, estimate and the dry run print),
+  :mod:`.doctor_findings` (doctor's findings), :mod:`.status_values` (what
+  ``judges status`` prints), :mod:`.plan_values` (``judges plan``'s, on them) and
+  :mod:`.align_values` (``judges align``'s); :mod:`.gates` (thresholds read off a
+  report);
 * comparisons on the eval report: :mod:`.baseline` (against an earlier report)
   and :mod:`.model_comparison` (several ``--model`` runs of one judge);
   :mod:`.assemble` builds a run's report once, with its costs, raters,
@@ -16,9 +18,11 @@
 * renderers, each independent of the others: the eval report's
   (:mod:`.render_text`, :mod:`.render_markdown`, :mod:`.render_json`,
   :mod:`.render_junit`, :mod:`.render_html`), check's (:mod:`.render_check`,
-  with :mod:`.render_check_sarif` on it), doctor's, certify's, estimate's and the
-  dry run's, and :mod:`.render_document` (the JSON of a result that is its
-  document);
+  with :mod:`.render_check_sarif` on it), doctor's, certify's, estimate's, the
+  dry run's, ``judges render``'s (:mod:`.render_prompt`), ``judges plan``'s
+  (:mod:`.render_plan`), ``judges status``'s (:mod:`.render_status`) and ``judges
+  align``'s (:mod:`.render_align`), and
+  :mod:`.render_document` (the JSON of a result that is its document);
 * :mod:`.registry` at the top, which finds a renderer by (report kind, format)
   and imports it only then.
 

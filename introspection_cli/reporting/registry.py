@@ -27,6 +27,11 @@ class ReportKind(StrEnum):
     ESTIMATE_RANDOM = "estimate-random"
     DRY_RUN = "dry-run"
     AGREE = "agree"
+    PROMPT = "prompt"
+    PLAN = "plan"
+    STATUS = "status"
+    ALIGN = "align"
+    ALIGN_DRY_RUN = "align-dry-run"
 
 
 def _text_and_document(text: str) -> dict[Format, str]:
@@ -52,6 +57,11 @@ _RENDERERS: dict[ReportKind, dict[Format, str]] = {
     ReportKind.ESTIMATE_RANDOM: _text_and_document("render_estimate:random_design_text"),
     ReportKind.DRY_RUN: _text_and_document("render_dry_run:dry_run_text"),
     ReportKind.AGREE: _text_and_document("render_agree:agreement_text"),
+    ReportKind.PROMPT: _text_and_document("render_prompt:prompt_text"),
+    ReportKind.PLAN: _text_and_document("render_plan:plan_text"),
+    ReportKind.STATUS: _text_and_document("render_status:status_text"),
+    ReportKind.ALIGN: _text_and_document("render_align:align_text"),
+    ReportKind.ALIGN_DRY_RUN: _text_and_document("render_align:align_dry_run_text"),
 }
 #: Formats written only to a file (``--junit FILE``, ``--html FILE``), never to stdout.
 FILE_FORMATS = (Format.JUNIT, Format.HTML)

@@ -18,17 +18,14 @@ rewrite); 3 a provider failed after retries.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from introspection_cli.alignment.inputs import CalibrationRows, read_rows
 from introspection_cli.alignment.optimizer import Disagreement, proposal_request
-from introspection_cli.alignment.render_text import render_dry_run, render_run
 from introspection_cli.alignment.results import (
-    ALIGN_VERSION,
     AlignRun,
     RoundResult,
     Spend,
@@ -51,9 +48,10 @@ from introspection_cli.errors import CommandResult, ConfigError, DataError, Exit
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.evaluation.providers import API_KEY_ENV
 from introspection_cli.evaluation.runner import EvalOptions
-from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.pricing import PriceTable, load_prices
 from introspection_cli.recipe.selection import named_judge
+from introspection_cli.reporting.align_values import AlignDryRun, AlignOutput
+from introspection_cli.reporting.registry import ReportKind, check_format, render
 
 ALIGN_SPLITS = ("train", "dev")
 
@@ -74,7 +72,7 @@ class AlignSettings:
             raise UsageError("judges align needs --judge NAME")
         if self.rounds < 1:
             raise UsageError("--rounds must be at least 1")
-        parse_format(self.fmt, TEXT_OR_JSON)
+        check_format(ReportKind.ALIGN, self.fmt)
         if self.max_cost is not None and not (math.isfinite(self.max_cost)
                                               and self.max_cost >= 0):
             raise UsageError("--max-cost must be a number of US dollars, 0 or more")
@@ -174,17 +172,9 @@ def _dry_run(session: AlignSession, counts: dict[str, int], settings: AlignSetti
     start = session.evaluation_estimate(instructions)
     asking = optimizer_estimate(request, plan.optimizer_model, session.budget.prices)
     candidate = session.evaluation_estimate(instructions, cached=False)
-    if settings.fmt == "json":
-        total = start + (asking + candidate).times(settings.rounds)
-        body = {"align_version": ALIGN_VERSION, "dry_run": True, "judge": plan.judge.name,
-                "rows": counts, "rounds": settings.rounds,
-                "estimates": {name: asdict(value) for name, value in (
-                    ("start", start), ("optimizer_call", asking),
-                    ("candidate_evaluation", candidate), ("at_most", total))}}
-        stdout = json.dumps(body, indent=2) + "\n"
-    else:
-        stdout = render_dry_run(plan.judge.name, counts, settings.rounds, start, asking,
-                                candidate)
+    output = AlignDryRun(plan.judge.name, counts, settings.rounds, start, asking, candidate)
+    stdout = render(ReportKind.ALIGN_DRY_RUN, check_format(ReportKind.ALIGN_DRY_RUN, settings.fmt),
+                    output)
     return CommandResult(stdout, tuple(f"warning: {w}" for w in warnings))
 
 
@@ -238,13 +228,8 @@ def _finish(session: AlignSession, counts: dict[str, int], settings: AlignSettin
         written = True
     footer = _footer(plan.judge.name, changed=final != instructions, written=written,
                      write=settings.write, note=note)
-    if settings.fmt == "json":
-        body = {"align_version": ALIGN_VERSION, "recipe": str(plan.recipe.root),
-                **run.as_json(), "file_diff": file_diff, "written": written,
-                "next_step": footer[-1]}
-        stdout = json.dumps(body, indent=2, ensure_ascii=False) + "\n"
-    else:
-        stdout = render_run(run, file_diff=file_diff, footer=footer)
+    output = AlignOutput(run, str(plan.recipe.root), file_diff, written, tuple(footer))
+    stdout = render(ReportKind.ALIGN, check_format(ReportKind.ALIGN, settings.fmt), output)
     if stop is not None and exit_code is not ExitCode.OK:
         problems.insert(0, stop.reason)
     return CommandResult(stdout, tuple(problems), exit_code)

@@ -12,95 +12,40 @@ certifying at the plan cost, from the price table, with each call's tokens
 estimated as ``judges eval --dry-run`` estimates them, over the first rows of
 the calibration file.
 
-From files alone, as ``judges status``: no model call, no SDK imported.
+From files alone, as ``judges status``: no model call, no SDK imported. Printed by
+:mod:`introspection_cli.reporting.render_plan` through the registry.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from introspection_cli.certification.bounds import WILSON, BoundMethod
-from introspection_cli.certification.power import PLAN_POWER, describe_plan, labels_to_collect
+from introspection_cli.certification.bounds import BoundMethod
+from introspection_cli.certification.power import PLAN_POWER
 from introspection_cli.errors import CommandResult, UsageError, exit_code_for
-from introspection_cli.formats import TEXT_OR_JSON, parse_format
 from introspection_cli.recipe.model import Judge
-from introspection_cli.workflows.status import (
+from introspection_cli.reporting.plan_values import CallCost, CertificationPlan
+from introspection_cli.reporting.registry import ReportKind, check_format, render
+from introspection_cli.reporting.status_values import (
     PLANNED,
     DevFigures,
     Plan,
     RowCounts,
+    rate_sources,
+)
+from introspection_cli.workflows.status import (
     count_rows,
     dev_figures,
     make_plan,
     next_bound,
-    rate_sources,
 )
 
 #: Rows whose prompts are rendered to estimate a call's tokens: the first of the file.
 PRICED_ROWS = 16
-
-
-@dataclass(frozen=True)
-class CallCost:
-    """The model calls of certifying at the plan: one per test row the gate matches."""
-
-    calls: int
-    provider: str
-    model: str
-    #: Estimated tokens of those calls; None when no row could be rendered to estimate from.
-    input_tokens: int | None
-    output_tokens: int | None
-    #: US dollars, None without a price for the model (or without a token estimate).
-    cost: float | None
-    #: Rows rendered for the estimate.
-    sampled: int
-
-    def as_json(self) -> dict[str, Any]:
-        return {"calls": self.calls, "provider": self.provider, "model": self.model,
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cost": self.cost, "rows_sampled": self.sampled}
-
-
-@dataclass(frozen=True)
-class CertificationPlan:
-    """Everything ``judges plan`` says about one judge."""
-
-    judge: str
-    fingerprint: str
-    plan: Plan
-    bound: BoundMethod
-    #: Looks at the rows now in test made by this judge version (one sample per row).
-    looks: int
-    sources: Mapping[str, str]
-    cost: CallCost
-    rejected: int
-
-    @property
-    def labels_fill_test(self) -> int | None:
-        """Labels to collect when every new one goes to test (``judges split
-        --fill-test``) until the plan is met."""
-        power = self.plan.power
-        more = {label: plan.more for label, plan in power.classes.items()}
-        return labels_to_collect(more, 1.0, power.class_mix)[0]
-
-    def as_json(self) -> dict[str, Any]:
-        power = self.plan.power
-        return {
-            "judge": self.judge, "fingerprint": self.fingerprint, "bar": power.bar,
-            "power": power.power,
-            "bound": {"method": self.bound.name, "looks_before": self.looks},
-            "classes": {label: {**plan.as_json(), "source": self.sources[label]}
-                        for label, plan in power.classes.items()},
-            "labels": power.labels, "reach_test": power.reach_test,
-            "labels_fill_test": self.labels_fill_test,
-            "test_share": power.test_share, "class_mix": dict(power.class_mix),
-            "cost": self.cost.as_json(), "rejected_rows": self.rejected,
-        }
 
 
 @dataclass(frozen=True)
@@ -121,7 +66,7 @@ class PlanSettings:
                             ("--bar", self.bar), ("--power", self.power)):
             if not (math.isfinite(value) and 0 < value < 1):
                 raise UsageError(f"{flag} {value:g} must be a number above 0 and below 1")
-        parse_format(self.fmt, TEXT_OR_JSON)
+        check_format(ReportKind.PLAN, self.fmt)
 
 
 @dataclass(frozen=True)
@@ -232,63 +177,8 @@ def plan_command(path: Path, settings: PlanSettings, *,
         select_judges(recipe, (settings.judge,))  # raises: no judge of that name
         raise AssertionError("unreachable")  # pragma: no cover
     planned = plan_judge(judge, settings, cache_dir=cache_dir or default_cache_dir())
-    stdout = json.dumps(planned.as_json(), indent=2, ensure_ascii=False) + "\n" \
-        if settings.fmt == "json" else plan_text(planned)
+    stdout = render(ReportKind.PLAN, check_format(ReportKind.PLAN, settings.fmt), planned)
     problems = [f"judge {judge.name}: {planned.rejected} calibration row(s) rejected; "
                 f"`introspection check {path}` lists them"] if planned.rejected else []
     return CommandResult(stdout, (*problems, *(f"warning: {warning}" for warning in warnings)),
                          exit_code_for(problems=bool(problems)))
-
-
-def plan_text(planned: CertificationPlan) -> str:
-    """The plan in words."""
-    power = planned.plan.power
-    lines = [f"judge {planned.judge}: to certify at bar {power.bar:g} with probability "
-             f"{power.power:.0%}",
-             f"  bound      {_bound_text(planned)}"]
-    for label, plan in power.classes.items():
-        name = PLANNED[label].upper()
-        rows = "out of reach: no number of rows would do" if plan.rows is None else \
-            f"{plan.rows} test rows"
-        more = "" if plan.more is None else f", {plan.more} more"
-        lines.append(f"  {label:<10} {rows} at {name} {plan.rate:.3f} "
-                     f"({planned.sources[label]}); test holds {plan.held}{more}")
-    lines.append(f"  labels     {_labels_text(planned)}")
-    if planned.labels_fill_test:
-        lines.append(f"             with `judges split --fill-test` (every new label to test "
-                     f"until the plan is met): about {planned.labels_fill_test}")
-    lines.append(f"             new labels are assumed {power.class_mix.get('pass', 0.5):.0%} "
-                 "pass, as labelled so far")
-    lines.append(f"  cost       {_cost_text(planned.cost)}")
-    return "\n".join(lines) + "\n"
-
-
-def _bound_text(planned: CertificationPlan) -> str:
-    if planned.bound is WILSON:
-        return ("Wilson: the next certification is the first look at these test rows by "
-                "this judge version")
-    return (f"anytime-valid: this judge version looked at these test rows {planned.looks} "
-            "time(s); every later look is decided with the anytime-valid bound, so looking "
-            "after each labelling round keeps the level")
-
-
-def _labels_text(planned: CertificationPlan) -> str:
-    power = planned.plan.power
-    described = describe_plan(power, planned.sources)
-    if power.labels is None:
-        return ("unknown: a class is out of reach, or no label of it yet to say how often "
-                "new labels are of it")
-    return described[-1]
-
-
-def _cost_text(cost: CallCost) -> str:
-    calls = f"about {cost.calls} model call(s) to certify at the plan ({cost.provider}/" \
-        f"{cost.model})"
-    cached = "rows already in the verdict cache cost nothing"
-    if cost.input_tokens is None:
-        return f"{calls}; no row of the file to estimate a call's tokens from; {cached}"
-    tokens = (f"~{cost.input_tokens:,} input and ~{cost.output_tokens:,} output tokens "
-              f"(estimated from {cost.sampled} row(s))")
-    price = "no price for the model in prices.toml" if cost.cost is None else \
-        f"${cost.cost:,.4f}"
-    return f"{calls}: {tokens}, {price}; {cached}"

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from introspection_cli.certification.bounds import (
     DEFAULT_ALPHA,
@@ -36,57 +33,28 @@ from introspection_cli.certification.certificate import (
     certificate_path,
     read_certificate,
 )
-from introspection_cli.certification.exposure import Exposure, Look, derive_exposure, looks_under
+from introspection_cli.certification.exposure import Look, derive_exposure, looks_under
 from introspection_cli.certification.power import (
     ASSUMED_RATE,
     PLAN_POWER,
-    PowerPlan,
     class_mix,
     share_reaching,
     shrunk_rate,
 )
-from introspection_cli.certification.state import CertificateState, assess_certificate
+from introspection_cli.certification.state import assess_certificate
 from introspection_cli.errors import DataError
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.evaluation.gate import DEFAULT_REGEX_TIMEOUT, GateTimeout, compile_gate
 from introspection_cli.evaluation.ledger import Ledger
 from introspection_cli.recipe.model import Judge
-from introspection_cli.statistics import Interval, wilson_interval
-
-if TYPE_CHECKING:
-    from introspection_cli.fixture import FixtureRow
-
-LABELS = ("pass", "fail", "not_applicable", "unlabelled")
-SPLIT_ROWS = ("train", "dev", "test", "unsplit")
-#: The classes certification needs, and the dev rate that predicts each one.
-PLANNED = {"pass": "tpr", "fail": "tnr"}
-
-
-@dataclass
-class RowCounts:
-    """Everything one pass over a calibration file counts."""
-
-    rows: int = 0
-    rejected_rows: int = 0
-    rejected: Counter[str] = field(default_factory=Counter)
-    #: split ("unsplit" for null) -> label ("unlabelled" for null) -> rows.
-    table: dict[str, Counter[str]] = field(
-        default_factory=lambda: {split: Counter() for split in SPLIT_ROWS})
-    gate_misses: int | None = None
-    gate_errors: int = 0
-    #: conversation id -> (snapshot_hash, label), for the labelled rows now in test.
-    test_rows: dict[str, tuple[str, str]] = field(default_factory=dict)
-    #: conversation id -> label, for the labelled rows now in dev.
-    dev_labels: dict[str, str] = field(default_factory=dict)
-    #: The labelled rows of the certificate's split, in file order.
-    certified_split_rows: list[LabelledRow] = field(default_factory=list)
-    #: The first verified rows of the file, when asked for (``judges plan`` prices their
-    #: prompts).
-    sample: list[FixtureRow] = field(default_factory=list)
-
-    def labelled(self, label: str, split: str | None = None) -> int:
-        splits = SPLIT_ROWS if split is None else (split,)
-        return sum(self.table[s][label] for s in splits)
+from introspection_cli.reporting.status_values import (
+    PLANNED,
+    DevFigures,
+    JudgeStatus,
+    Plan,
+    RowCounts,
+)
+from introspection_cli.statistics import wilson_interval
 
 
 def count_rows(judge: Judge, certified_split: str | None,
@@ -141,22 +109,6 @@ def count_rows(judge: Judge, certified_split: str | None,
     return counts
 
 
-@dataclass(frozen=True)
-class DevFigures:
-    """TPR and TNR on the dev rows, from the outcomes the ledger recorded for the current
-    fingerprint; ``evaluated`` of ``labelled`` dev rows have one."""
-
-    tpr: Interval | None
-    tnr: Interval | None
-    pass_rows: int
-    fail_rows: int
-    evaluated: int
-    labelled: int
-    #: Of ``pass_rows`` judged pass, of ``fail_rows`` judged fail.
-    pass_agreed: int = 0
-    fail_agreed: int = 0
-
-
 def dev_figures(dev_labels: Mapping[str, str], outcomes: Mapping[str, str]) -> DevFigures | None:
     """Score the recorded outcomes against the current labels; None when none is recorded.
 
@@ -173,28 +125,6 @@ def dev_figures(dev_labels: Mapping[str, str], outcomes: Mapping[str, str]) -> D
     return DevFigures(wilson_interval(agreed[0], len(passes)),
                       wilson_interval(agreed[1], len(fails)), len(passes), len(fails),
                       len(scored), len(dev_labels), *agreed)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """More labelled test rows of ``pass`` and ``fail`` needed to certify the judge.
-
-    ``perfect``: before a judge that agrees on every row could reach the bar.
-    ``power``: before the judge is likely (80%, both classes together) to be
-    certified, at its dev rates shrunk
-    (:func:`~introspection_cli.certification.power.shrunk_rate`), or at an
-    assumed rate for a class without dev figures (``assumed`` lists those);
-    ``never`` lists classes whose planned rate leaves the bar out of reach;
-    ``given`` those planned at a rate the user gave (``judges plan --expect-tpr``).
-    """
-
-    bar: float
-    floor: int
-    perfect: Mapping[str, int]
-    power: PowerPlan
-    assumed: tuple[str, ...] = ()
-    never: tuple[str, ...] = ()
-    given: tuple[str, ...] = ()
 
 
 def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float,
@@ -224,46 +154,11 @@ def make_plan(counts: RowCounts, dev: DevFigures | None, bar: float,
     return Plan(bar, floor, perfect, planned, tuple(assumed), never, tuple(given or ()))
 
 
-def rate_sources(dev: DevFigures | None, plan: Plan) -> dict[str, str]:
-    """label -> where the rate its plan assumes comes from, in words."""
-    sources = {}
-    for label, name in PLANNED.items():
-        rows = 0 if dev is None else (dev.pass_rows if label == "pass" else dev.fail_rows)
-        rate = None if dev is None else (dev.tpr if label == "pass" else dev.tnr)
-        if label in plan.given:
-            sources[label] = f"{name.upper()} as expected"
-        elif label in plan.assumed or rate is None:
-            sources[label] = f"{name.upper()} assumed"
-        else:
-            sources[label] = f"dev {name.upper()} {rate.value:.3f} over {rows} rows, shrunk"
-    return sources
-
-
 def _dev_counts(dev: DevFigures | None) -> dict[str, tuple[int, int]]:
     """label -> (dev rows of it evaluated, of them agreed)."""
     if dev is None:
         return {label: (0, 0) for label in PLANNED}
     return {"pass": (dev.pass_rows, dev.pass_agreed), "fail": (dev.fail_rows, dev.fail_agreed)}
-
-
-@dataclass(frozen=True)
-class JudgeStatus:
-    name: str
-    calibration: Path
-    fingerprint: str
-    counts: RowCounts
-    certificate: CertificateState
-    #: What the looks in the exposure file say of the rows now in test; None with the
-    #: reason in ``exposure_problem`` when the file cannot be read.
-    exposure: Exposure | None
-    dev: DevFigures | None
-    plan: Plan
-    exposure_problem: str | None = None
-
-    @property
-    def test_fingerprints(self) -> int:
-        """How many judge versions have looked at the rows now in test."""
-        return 0 if self.exposure is None else self.exposure.fingerprints
 
 
 def judge_status(judge: Judge, ledger: Ledger, bar: float) -> JudgeStatus:

@@ -1,6 +1,6 @@
 """``judges status`` as a command: its options checked, the statuses worked out
-(:mod:`~introspection_cli.workflows.status`) and rendered
-(:mod:`~introspection_cli.workflows.status_render`)."""
+(:mod:`~introspection_cli.workflows.status`) and rendered through the registry
+(:mod:`~introspection_cli.reporting.render_status`)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,11 @@ def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: s
 
     from introspection_cli.errors import UsageError
     from introspection_cli.evaluation.ledger import LEDGER_FILE
-    from introspection_cli.formats import TEXT_OR_JSON, Format, parse_format
     from introspection_cli.recipe.selection import load_valid_recipe, select_judges
-    from introspection_cli.workflows.status_render import render_status_json, render_status_text
+    from introspection_cli.reporting.registry import ReportKind, check_format, render
+    from introspection_cli.reporting.status_values import StatusReport
 
-    if parse_format(fmt, TEXT_OR_JSON) is Format.JSON:
-        render = render_status_json
-    else:
-        render = render_status_text
+    chosen = check_format(ReportKind.STATUS, fmt)
     if not (math.isfinite(bar) and 0 < bar < 1):
         raise UsageError(f"--bar {bar} must be a number above 0 and below 1")
     recipe, warnings = load_valid_recipe(path, names)
@@ -40,7 +37,8 @@ def status_command(path: Path, names: Sequence[str], *, bar: float = 0.8, fmt: s
                 f"`introspection check {path}` lists them" for s in statuses
                 if s.counts.rejected_rows]
     notes = [*warnings, *dict.fromkeys(ledger.warnings)]
-    return CommandResult(render(str(path), statuses),
+    report = StatusReport(str(path), tuple(statuses))
+    return CommandResult(render(ReportKind.STATUS, chosen, report),
                          (*problems, *(f"warning: {note}" for note in notes)),
                          exit_code_for(problems=bool(problems)))
 

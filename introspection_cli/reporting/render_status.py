@@ -1,70 +1,26 @@
-"""Reporters for ``introspection judges status``: text and JSON."""
+"""``judges status``'s text: per judge, its rows by label and split, its gate, certificate,
+exposure and plan (its JSON is the report's document)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
 from introspection_cli.certification.power import describe_plan
 from introspection_cli.certification.state import describe_change
-from introspection_cli.statistics import Interval
-from introspection_cli.workflows.status import (
+from introspection_cli.reporting.status_values import (
     LABELS,
     PLANNED,
     SPLIT_ROWS,
     JudgeStatus,
+    StatusReport,
     rate_sources,
 )
 
 
-def _interval(interval: Interval | None, n: int) -> dict[str, Any] | None:
-    return None if interval is None else {**interval.as_json(), "n": n}
-
-
-def status_json(recipe: str, statuses: Sequence[JudgeStatus]) -> dict[str, Any]:
-    """The JSON object ``--format json`` prints."""
-    return {"recipe": recipe, "judges": [_judge_json(status) for status in statuses]}
-
-
-def _judge_json(status: JudgeStatus) -> dict[str, Any]:
-    counts, certificate, plan, dev = status.counts, status.certificate, status.plan, status.dev
-    return {
-        "name": status.name,
-        "calibration": str(status.calibration),
-        "fingerprint": status.fingerprint,
-        "rows": counts.rows,
-        "rejected": {"rows": counts.rejected_rows,
-                     "by_code": dict(sorted(counts.rejected.items()))},
-        "labelled": {label: counts.labelled(label) for label in LABELS[:3]},
-        "unlabelled": counts.labelled("unlabelled"),
-        "gate_misses": counts.gate_misses,
-        "gate_errors": counts.gate_errors,
-        "splits": {split: {label: counts.table[split][label] for label in LABELS}
-                   for split in SPLIT_ROWS},
-        "certificate": {"state": certificate.state, "path": str(certificate.path),
-                        "changed": list(certificate.changed), "problem": certificate.problem},
-        "test_fingerprints_seen": status.test_fingerprints,
-        "exposure": None if status.exposure is None else {
-            **status.exposure.as_json(), "clean": status.exposure.clean},
-        "exposure_problem": status.exposure_problem,
-        "dev": None if dev is None else {
-            "tpr": _interval(dev.tpr, dev.pass_rows), "tnr": _interval(dev.tnr, dev.fail_rows),
-            "evaluated": dev.evaluated, "labelled": dev.labelled},
-        "plan": {"bar": plan.bar, "rows_per_class": plan.floor,
-                 "perfect": dict(plan.perfect),
-                 "power": {**plan.power.as_json(), "assumed": list(plan.assumed)},
-                 "never": list(plan.never)},
-    }
-
-
-def render_status_json(recipe: str, statuses: Sequence[JudgeStatus]) -> str:
-    return json.dumps(status_json(recipe, statuses), indent=2, ensure_ascii=False) + "\n"
-
-
-def render_status_text(recipe: str, statuses: Sequence[JudgeStatus]) -> str:
-    lines = [f"recipe {recipe}"]
-    for status in statuses:
+def status_text(report: StatusReport) -> str:
+    """The recipe, then each judge: its rows, splits, certificate, exposure and plan."""
+    lines = [f"recipe {report.recipe}"]
+    for status in report.judges:
         lines += ["", *_judge_lines(status)]
     return "\n".join(lines) + "\n"
 

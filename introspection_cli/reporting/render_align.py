@@ -1,12 +1,12 @@
-"""The text report of ``judges align``: the start, each round, the end, the next step."""
+"""``judges align``'s text: the start, each round, the end, the next step; and what a dry
+run would do and cost (their JSON is their document)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from introspection_cli.alignment.keep_rules import DevComparison, Tally
 from introspection_cli.alignment.results import AlignRun, RoundResult, SplitFigures
 from introspection_cli.alignment.spend import Estimate
+from introspection_cli.reporting.align_values import AlignDryRun, AlignOutput
 from introspection_cli.statistics import Interval
 
 
@@ -60,8 +60,10 @@ def round_lines(result: RoundResult) -> list[str]:
     return lines
 
 
-def render_run(run: AlignRun, *, file_diff: str, footer: Sequence[str]) -> str:
-    """The whole report."""
+def align_text(output: AlignOutput) -> str:
+    """The whole report: the start, each round, the end, the judge file's diff, the next
+    step."""
+    run, file_diff, footer = output.run, output.file_diff, output.footer
     optimizer = "/".join(run.optimizer_model)
     rows = run.rows
     lines = [f"judges align: {run.judge} ({'/'.join(run.judge_model)}), optimizer {optimizer}",
@@ -96,10 +98,11 @@ def _estimate(estimate: Estimate) -> str:
             f"~{estimate.output_tokens:,} output tokens, {cost}")
 
 
-def render_dry_run(judge: str, rows: dict[str, int], rounds: int, start: Estimate,
-                   optimizer: Estimate, candidate: Estimate) -> str:
+def align_dry_run_text(output: AlignDryRun) -> str:
     """What a run would do and cost, no call made."""
-    total = start + (optimizer + candidate).times(rounds)
+    judge, rows, rounds = output.judge, output.rows, output.rounds
+    start, optimizer, candidate = output.start, output.optimizer, output.candidate
+    total = output.at_most
     return "\n".join([
         f"dry run: judges align {judge} would make these calls; none was made",
         f"rows: train {rows['train']}, dev {rows['dev']}; test {rows['test']} held out "
