@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from introspection_cli.errors import UsageError
 from introspection_cli.evaluation.gate import GateResult, GateTimeout, evaluate_gate
@@ -35,8 +35,7 @@ if TYPE_CHECKING:  # Jinja2 is imported only by a run that renders a prompt
 SELECTABLE_SPLITS = ("train", "dev", "test", "unsplit")
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedRow:
+class PlannedRow(NamedTuple):
     """A labelled row and what will happen to it: gated, a gate error, or a model call.
 
     A row that calls the model keeps what its prompt is rendered from: the
@@ -54,8 +53,8 @@ class PlannedRow:
     gate_error: str | None = None
     gated: bool = False
     #: The verified line (:attr:`~introspection_cli.fixture.FixtureRow.text`).
-    text: bytes | None = field(default=None, repr=False)
-    gate: GateResult | None = field(default=None, repr=False)
+    text: bytes | None = None
+    gate: GateResult | None = None
     snapshot_hash: str | None = None  # which conversation text the row holds
 
     @property

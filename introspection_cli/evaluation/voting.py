@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from introspection_cli.evaluation.outcomes import NO_TOKENS, Outcome, Tokens, Verdict
 from introspection_cli.evaluation.verdict import ParsedVerdict
 
 
-@dataclass(frozen=True, slots=True)
-class SampleResult:
-    """One call's result: a verdict, or the reason there is none."""
+class SampleResult(NamedTuple):
+    """One call's result: a verdict, or the reason there is none. A named tuple, as
+    :class:`~introspection_cli.evaluation.outcomes.RowOutcome` is: one per sample of
+    every row."""
 
     verdict: ParsedVerdict | None
     error: str | None = None

@@ -23,6 +23,7 @@ from introspection_cli.evaluation.outcomes import (
     JudgeRun,
     RejectedRow,
     RowOutcome,
+    Tokens,
     Usage,
 )
 from introspection_cli.formats import Format
@@ -168,6 +169,9 @@ row_outcomes = st.builds(
     reasoning=st.none() | st.text(max_size=50),
     error=st.none() | st.text(max_size=50),
     cached=st.booleans(),
+    # Named, as a named tuple's defaulted fields are drawn from their types otherwise.
+    snapshot_hash=st.none() | st.from_regex(r"\Asha256:[0-9a-f]{64}\Z"),
+    tokens=st.none() | st.builds(Tokens, *[st.integers(0, 10**6)] * 4),
 )
 
 
