@@ -10,6 +10,7 @@ then the :class:`~.report.EvalReport` itself. The report's rows are the run's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from introspection_cli.evaluation.outcomes import NO_TOKENS, EvalRun, JudgeRun, RowOutcome
@@ -84,10 +85,7 @@ def judge_entry(judge: JudgeRun, others: Sequence[JudgeRun] = (), *,
         raters=raters)
     if not others:
         return entry
-    comparison = model_comparison_json(entry.as_json(), price=price)
-    return JudgeEntry(entry.name, entry.provider, entry.model, entry.fingerprint,
-                      entry.rejected, entry.splits, entry.rows, entry.usage, entry.models,
-                      entry.raters, comparison)
+    return replace(entry, model_comparison=model_comparison_json(entry.as_json(), price=price))
 
 
 def report_usage(usage: RunUsage, *, cost: float | None = None,

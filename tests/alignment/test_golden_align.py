@@ -10,30 +10,20 @@ pytest tests/alignment/test_golden_align.py``, and review the diff of ``golden/`
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 from tests.alignment.conftest import HARMFUL, HELPFUL, StubFactory, write_align_recipe
 from tests.conftest import run_cli
+from tests.support.golden import check_golden, normalised, said
 
 GOLDEN = Path(__file__).parent / "golden"
 PRICES = '["stub-model"]\ninput = 1.0\ncached_input = 0.1\noutput = 10.0\n'
 
 
-def _check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"the output differs from {path}"
-
-
 def _said(args: list[str], root: Path, env: dict[str, str]) -> str:
     result = run_cli(["judges", "align", str(root), "--judge", "support", "--max-retries", "0",
                       "--timeout", "10", *args], env=env)
-    said = f"exit {result.returncode}\n--- stdout\n{result.stdout}--- stderr\n{result.stderr}"
-    return said.replace(json.dumps(str(root))[1:-1], "<recipe>").replace(str(root), "<recipe>")
+    return normalised(said(result), root)
 
 
 def test_a_run_and_a_dry_run_print_their_golden_text_and_json(
@@ -46,6 +36,6 @@ def test_a_run_and_a_dry_run_print_their_golden_text_and_json(
         env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / f"cache-{fmt}"),
                "INTROSPECTION_CONFIG_DIR": str(tmp_path / "config"),
                "INTROSPECTION_PRICES": str(prices)}
-        _check_golden(f"dry_run.{fmt}", _said(["--dry-run", "--format", fmt], root, env))
-        _check_golden(f"run.{fmt}", _said(["--rounds", "2", "--no-cost-limit", "--format", fmt],
-                                          root, env))
+        check_golden(GOLDEN / f"dry_run.{fmt}", _said(["--dry-run", "--format", fmt], root, env))
+        check_golden(GOLDEN / f"run.{fmt}",
+                     _said(["--rounds", "2", "--no-cost-limit", "--format", fmt], root, env))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.certification.test_golden_outputs import _check_golden, _normalised, _rows
+from tests.certification.test_golden_outputs import _rows, record_each_format
 from tests.conftest import run_cli
 from tests.evaluation.conftest import GATED_JUDGE, UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
@@ -47,16 +47,6 @@ def _billing_rows() -> list[object]:
             "{not json"]
 
 
-def _record(commands: list[tuple[str, list[str]]], root: Path, env: dict[str, str]) -> None:
-    for name, command in commands:
-        for fmt in ("text", "json"):
-            args = [arg.format(root=root) for arg in command]
-            result = run_cli([*args, "--format", fmt], env=env)
-            said = f"exit {result.returncode}\n--- stdout\n{result.stdout}--- stderr\n" \
-                   f"{result.stderr}"
-            _check_golden(f"{name}.{fmt}", _normalised(said, root))
-
-
 @pytest.mark.usefixtures("stub")
 def test_render_plan_and_status_print_their_golden_text_and_json(
         tmp_path: Path, stub: StubModelServer) -> None:
@@ -66,11 +56,11 @@ def test_render_plan_and_status_print_their_golden_text_and_json(
     prices.write_text(PRICES)
     env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache"),
            "INTROSPECTION_PRICES": str(prices)}
-    _record(FRESH, root, env)
+    record_each_format(FRESH, root, env)
     for command in (["judges", "eval", str(root), "--judge", "helpful", "--split", "dev",
                      "--format", "json"],
                     ["judges", "certify", str(root), "--judge", "helpful", "--format", "json"]):
         done = run_cli(command, env=env)
         assert done.returncode in (0, 1), done.stderr
         json.loads(done.stdout)
-    _record(EVALUATED, root, env)
+    record_each_format(EVALUATED, root, env)

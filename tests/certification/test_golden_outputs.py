@@ -10,9 +10,6 @@ diff of ``golden/``.
 
 from __future__ import annotations
 
-import json
-import os
-import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.evaluation.conftest import UNGATED_JUDGE, fixture_row, write_recipe
 from tests.evaluation.stub_model_server import StubModelServer
+from tests.support.golden import check_golden, normalised, said
 
 GOLDEN = Path(__file__).parent / "golden"
 #: Every command, with its flags after the recipe: each is recorded in text and JSON.
@@ -43,28 +41,20 @@ def _rows() -> list[dict[str, object]]:
     return rows
 
 
-def _normalised(text: str, root: Path) -> str:
-    text = text.replace(json.dumps(str(root))[1:-1], "<recipe>").replace(str(root), "<recipe>")
-    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?", "<time>", text)
-
-
-def _check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"the output differs from {path}"
-
-
 @pytest.mark.usefixtures("stub")
 def test_each_command_prints_its_golden_text_and_json(tmp_path: Path,
                                                       stub: StubModelServer) -> None:
     root = write_recipe(tmp_path / "recipe", {"helpful": (UNGATED_JUDGE, _rows())})
     env = {"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")}
-    for name, command in COMMANDS:
+    record_each_format(COMMANDS, root, env)
+
+
+def record_each_format(commands: list[tuple[str, list[str]]], root: Path,
+                       env: dict[str, str]) -> None:
+    """Each command (``{root}`` in its arguments the recipe) in text and JSON, against
+    its golden files."""
+    for name, command in commands:
         for fmt in ("text", "json"):
             args = [arg.format(root=root) for arg in command]
             result = run_cli([*args, "--format", fmt], env=env)
-            said = f"exit {result.returncode}\n--- stdout\n{result.stdout}--- stderr\n" \
-                   f"{result.stderr}"
-            _check_golden(f"{name}.{fmt}", _normalised(said, root))
+            check_golden(GOLDEN / f"{name}.{fmt}", normalised(said(result), root))
