@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background by a shell without job control (`nohup ... &`, a
+# CI runner's detached step) inherits SIGINT ignored, and a signal ignored at exec stays
+# ignored in every child: the tests that press Ctrl-C on a command would then see it run
+# on. Handled here, the children start with SIGINT at its default, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
