@@ -1,0 +1,123 @@
+"""Golden HTML pages: the golden eval reports (tests/evaluation/golden) drawn by
+``--html`` give exactly these bytes.
+
+Written before the page renderer moved from reading the report's JSON by key to
+reading the typed report, to hold its output in place while it moves. The pages
+cover every part of a page: held-out, null and edge statistics, gates, errors and
+disagreements with and without their conversation, rejected rows, a model
+comparison, the human ceiling (with an alpha and without), and a baseline
+comparison with changed, relabelled, re-split and unpaired rows and judges on
+one side only.
+
+To re-record after an intended change of the page: ``UPDATE_GOLDEN=1 pytest
+tests/reporting/test_golden_html.py``, and review the diff of ``golden/``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from introspection_cli.reporting.baseline import compare_with_baseline
+from introspection_cli.reporting.model import load_report_schema
+from introspection_cli.reporting.render_html import render_html
+from introspection_cli.reporting.report import EvalReport
+from tests.support.golden import check_golden
+
+REPORTS = Path(__file__).parent.parent / "evaluation" / "golden"
+GOLDEN = Path(__file__).parent / "golden"
+
+RATERS = {
+    "raters": ["Ana", "Ben", "Chen\u202e"], "units": 6,
+    "alpha": {"value": 0.41234, "low": -0.0512, "high": 0.80431, "draws": 2000},
+    "problem": None,
+    "pairs": [
+        {"raters": ["Ana", "Ben"], "n": 6, "kappa": 0.5,
+         "applicable_agreement": {"value": 0.8, "low": 0.37553, "high": 0.96378, "n": 5}},
+        {"raters": ["Ana", "Chen\u202e"], "n": 5, "kappa": None,
+         "applicable_agreement": None},
+    ],
+    "conflicts": 2,
+}
+NO_ALPHA = {"raters": ["Ana"], "units": 6, "alpha": None,
+            "problem": "agreement needs two raters <b>who</b> labelled a row", "pairs": [],
+            "conflicts": 0}
+
+
+def _report(name: str) -> dict[str, Any]:
+    """A golden report, with a creation time and tool version as a run writes them."""
+    report: dict[str, Any] = json.loads((REPORTS / f"{name}.json").read_text(encoding="utf-8"))
+    report.update(created_at="2026-12-03T12:00:00Z", tool_version="0.9.0")
+    return report
+
+
+def _transcripts(report: dict[str, Any]) -> dict[str, dict[int, list[Any]]]:
+    """A conversation for every row but each judge's first (whose row "changed after the
+    run")."""
+    return {judge["name"]: {row["line"]: [
+        {"type": "message", "role": "user", "text": f"row {row['line']}: € – é ü"},
+        {"type": "message", "role": "assistant", "text": "</script><!-- reply"}]
+        for row in judge["rows"][1:]} for judge in report["judges"]}
+
+
+def _with_raters(report: dict[str, Any], raters: dict[str, Any]) -> dict[str, Any]:
+    report = copy.deepcopy(report)
+    report["judges"][0]["raters"] = raters
+    jsonschema.Draft202012Validator(load_report_schema()).validate(report)
+    return report
+
+
+def _baseline(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as an earlier run: one row's outcome and another's label differ, one
+    row was in another split, one is gone, one's conversation changed, one was
+    rejected; the second judge had another name."""
+    baseline = copy.deepcopy(report)
+    first, second = baseline["judges"]
+    rows = first["rows"]
+    rows[1]["outcome"], rows[1]["samples"] = "pass", ["pass"]
+    rows[2]["expected"] = "pass"
+    rows[3]["split"] = "train"
+    rows[4]["snapshot_hash"] = "sha256:" + "0" * 64
+    del rows[5]
+    first["model"] = "stub-model-old"
+    second["name"] = "helpful_before"
+    return baseline
+
+
+def _page(report: dict[str, Any], **kwargs: Any) -> str:
+    """The page drawn from the JSON and from the typed report (one and the same), its
+    styles and scripts (the same files in every page, and pinned by their hashes in the
+    Content Security Policy) cut out to keep the golden files short."""
+    page = render_html(report, transcripts=_transcripts(report), **kwargs)
+    assert render_html(EvalReport.from_json(report), transcripts=_transcripts(report),
+                       **kwargs) == page
+    return _ASSET.sub(r"\1(an asset)\2", page)
+
+
+_ASSET = re.compile(r"(<style>|<script>).*?(</style>|</script>)", re.DOTALL)
+
+
+@pytest.mark.parametrize("name", ["faulty_samples", "compared_cold", "refused", "batch"])
+def test_each_golden_report_gives_the_golden_page(name: str) -> None:
+    check_golden(GOLDEN / f"{name}.html", _page(_report(name)))
+
+
+def test_the_human_ceiling_gives_the_golden_pages() -> None:
+    report = _report("faulty_samples")
+    check_golden(GOLDEN / "raters.html", _page(_with_raters(report, RATERS)))
+    check_golden(GOLDEN / "raters_no_alpha.html", _page(_with_raters(report, NO_ALPHA)))
+
+
+def test_a_baseline_comparison_gives_the_golden_page() -> None:
+    report = _report("compared_cached")
+    comparison = compare_with_baseline(report, _baseline(report))
+    assert comparison.judges_only_in_baseline and comparison.judges_only_in_current
+    assert comparison.judges[0].changed and comparison.judges[0].split_changes
+    assert comparison.judges[0].unpaired
+    check_golden(GOLDEN / "baseline.html", _page(report, comparison=comparison))
