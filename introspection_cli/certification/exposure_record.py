@@ -11,9 +11,9 @@ only what it judged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from introspection_cli.certification.exposure import Exposure, Look, derive_exposure
 from introspection_cli.certification.exposure_file import (
@@ -27,7 +27,7 @@ from introspection_cli.errors import DataError
 from introspection_cli.provenance import tool_version, utc_now
 
 if TYPE_CHECKING:
-    from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun
+    from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome
     from introspection_cli.recipe.model import Judge, Recipe
 
 #: (conversation_id, snapshot_hash, expected, outcome) of one evaluated test row.
@@ -133,21 +133,21 @@ def exposure_warning(judge: str, exposure: Exposure) -> str:
             "against them. Label fresh test rows (never evaluated) to measure it again")
 
 
-def record_report_look(judge: Judge, entry: Mapping[str, Any]) -> list[str]:
+def record_report_look(judge: Judge, fingerprint: str | None,
+                       rows: Sequence[RowOutcome]) -> list[str]:
     """``judges estimate --report R --split test``'s hook: taking a judge's test figures
-    from a report is a look at its test rows. Problems are warnings, one line each."""
+    from a report (its judge version ``fingerprint`` and ``rows``) is a look at its test
+    rows. Problems are warnings, one line each."""
     from introspection_cli.evaluation.cache_dir import default_cache_dir
     from introspection_cli.evaluation.fingerprint import judge_fingerprint
 
-    fingerprint = entry.get("fingerprint")
-    if not isinstance(fingerprint, str):
+    if fingerprint is None:
         return [f"judge {judge.name}: the report names no judge version (a version 1 report), "
                 "so this look at its test rows is not recorded in its exposure file"]
-    rows = [row for row in entry.get("rows", ()) if isinstance(row, dict)]
-    samples = max((len(row.get("samples", ())) for row in rows), default=1) or 1
+    samples = max((len(row.samples) for row in rows), default=1) or 1
     temperature = judge.llm.temperature if fingerprint == judge_fingerprint(judge) else None
-    look = test_look([(row["conversation_id"], row.get("snapshot_hash"), row["expected"],
-                       row["outcome"]) for row in rows if row.get("split") == "test"],
+    look = test_look([(row.conversation_id, row.snapshot_hash, row.expected, row.outcome)
+                      for row in rows if row.split == "test"],
                      fingerprint=fingerprint, samples=samples, temperature=temperature)
     if look is None:
         return []

@@ -85,7 +85,7 @@ def judge_entry(judge: JudgeRun, others: Sequence[JudgeRun] = (), *,
         raters=raters)
     if not others:
         return entry
-    return replace(entry, model_comparison=model_comparison_json(entry.as_json(), price=price))
+    return replace(entry, model_comparison=model_comparison_json(entry, price=price))
 
 
 def report_usage(usage: RunUsage, *, cost: float | None = None,

@@ -3,7 +3,8 @@
 The one module renderers may import besides the report model and the
 comparisons: how a statistic, an interval or a delta is written, how untrusted
 text (model reasoning, conversation ids) is made safe to show on one line, and
-which rows count as disagreements.
+how long a list of rows gets. How the typed report itself is written in words
+is :mod:`.sentences`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from introspection_cli.provenance import GitState
 from introspection_cli.reporting.baseline import (
     JudgeComparison,
     McNemar,
@@ -21,29 +21,15 @@ from introspection_cli.reporting.baseline import (
     UnpairedRow,
 )
 from introspection_cli.reporting.metrics import SCORED
-from introspection_cli.reporting.model import held_out, split_of
-from introspection_cli.reporting.report import (
-    ReportGate,
-    ReportUsage,
-    interval_from_json,
-    splits_from_json,
-    stats_from_json,
-)
+from introspection_cli.reporting.report import interval_from_json
 from introspection_cli.reporting.sentences import (
     EDGE_MARK,
     EDGE_NOTE,
     NULL,
-    disagrees,
     format_bound,
     format_cost,
-    gate_text,
-    held_out_text,
     interval_text,
     kappa_text,
-    provenance_text,
-    scored_text,
-    stats_row,
-    usage_text,
 )
 from introspection_cli.statistics import Interval
 
@@ -80,9 +66,6 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def format_interval(interval: Mapping[str, float] | None) -> str:
-    """``0.800 (0.490–0.943)``, ``1.000 (0.676–1.000†)``, or the null mark."""
-    return interval_text(interval_from_json(interval))
 
 
 def edge_notes(lines: Sequence[str]) -> list[str]:
@@ -90,8 +73,6 @@ def edge_notes(lines: Sequence[str]) -> list[str]:
     return [EDGE_NOTE] if any(EDGE_MARK in line for line in lines) else []
 
 
-def format_kappa(kappa: float | None) -> str:
-    return kappa_text(kappa)
 
 
 def format_delta(delta: StatDelta) -> str:
@@ -102,16 +83,8 @@ def format_delta(delta: StatDelta) -> str:
     return f"{before} → {after}{change}"
 
 
-def provenance_line(report: Mapping[str, Any]) -> str:
-    """``introspection 0.1.0, 2026-11-20T10:04:11Z, git 1a2b3c4d (uncommitted changes)``."""
-    git = report.get("git")
-    return provenance_text(report.get("tool_version"), report.get("created_at"),
-                           GitState(git["commit"], git["dirty"]) if git else None)
 
 
-def held_out_note(stats: Mapping[str, Any]) -> str | None:
-    """``40 rows held out: --split test or judges certify`` for a held-out split, else None."""
-    return held_out_text(stats["n"]) if held_out(stats) else None
 
 
 def stats_columns(unstable: bool) -> tuple[str, ...]:
@@ -120,25 +93,12 @@ def stats_columns(unstable: bool) -> tuple[str, ...]:
     return STATS_COLUMNS if unstable else tuple(c for c in STATS_COLUMNS if c != "unstable")
 
 
-def stats_cells(split: str, stats: Mapping[str, Any], *, unstable: bool) -> list[str]:
-    """One table row of :func:`stats_columns` for one split (not a held-out one)."""
-    return stats_row(split, stats_from_json(stats), unstable=unstable)
 
 
-def scored_note(splits: Mapping[str, Any]) -> str:
-    """What the split ``scored`` holds: ``scored: every evaluated row (dev 12, unsplit 3;
-    the held-out test split is not in it)``."""
-    return scored_text(splits_from_json(splits))
 
 
-def disagreements(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Rows scored against their label that disagree with it (errors are listed apart)."""
-    return [row for row in rows if disagrees(row["expected"], row["outcome"])]
 
 
-def error_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Rows that ended as ``error``."""
-    return [row for row in rows if row["outcome"] == "error"]
 
 
 def first_listed(rows: Sequence[_Listed]) -> tuple[Sequence[_Listed], int]:
@@ -230,9 +190,6 @@ def unpaired_line(row: UnpairedRow) -> str:
     return f"line {row.line} {clean(row.conversation_id)}: {_UNPAIRED[row.where]}"
 
 
-def gate_sentence(gate: Mapping[str, Any]) -> str:
-    """``tpr lower bound on split all ≥ 0.8: 0.831, met``: one gate of the report's ``gates``."""
-    return gate_text(ReportGate.from_json(gate))
 
 
 #: The columns of a judge's model comparison (``--model`` given more than once); ``cost``
@@ -262,7 +219,7 @@ def model_comparison_table(comparison: Mapping[str, Any] | None
             str(model["errors"]),
             *(NULL if model[key] is None else f"{model[key]['value']:.3f}"
               for key in ("agreement", "tpr", "tnr")),
-            format_kappa(model["kappa"]),
+            kappa_text(model["kappa"]),
             f"{model['input_tokens']}/{model['output_tokens']}" if known else UNKNOWN,
             *(money if priced else []),
             "first" if test is None else f"{test['p_value']:.3g}",
@@ -295,24 +252,11 @@ def model_comparison_notes(comparison: Mapping[str, Any]) -> list[str]:
             "cannot be told"]
 
 
-def judge_gates(report: Mapping[str, Any], judge: str) -> list[Mapping[str, Any]]:
-    """The report's gates of one judge, in order."""
-    return [gate for gate in report.get("gates", ()) if gate["judge"] == judge]
-
-
-def usage_sentence(usage: Mapping[str, Any]) -> str:
-    """``4 requests, 30 cache hits, 5120 input tokens (4096 from the prompt cache), 900
-    output tokens, $0.0123``: what a run used, and what the provider did to it."""
-    return usage_text(ReportUsage.from_json(usage))
 
 
 
-def ceiling_sentences(judge: Mapping[str, Any], shown: Callable[[str], str] = clean
-                      ) -> list[str]:
-    """:func:`raters_sentences` of a judge's report entry."""
-    return raters_sentences(judge.get("raters"), judge["name"],
-                            interval_from_json(split_of(judge["splits"], SCORED)["agreement"]),
-                            shown)
+
+
 
 
 def raters_sentences(raters: Mapping[str, Any] | None, judge: str, own: Interval | None,
@@ -332,7 +276,7 @@ def raters_sentences(raters: Mapping[str, Any] | None, judge: str, own: Interval
         lines = [f"{head}; Krippendorff's alpha {alpha['value']:.3f} ({alpha['low']:.3f}–"
                  f"{alpha['high']:.3f}, bootstrap 95%)"]
     pairs = [f"{shown(pair['raters'][0])}–{shown(pair['raters'][1])} "
-             f"{format_interval(pair['applicable_agreement'])}" + (
+             f"{interval_text(interval_from_json(pair['applicable_agreement']))}" + (
                  f" over {pair['applicable_agreement']['n']}"
                  if pair["applicable_agreement"] else "") for pair in raters["pairs"]]
     if pairs:

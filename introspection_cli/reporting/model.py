@@ -43,17 +43,8 @@ class Provenance:
     git: GitState | None = None
 
 
-def held_out(stats: Mapping[str, Any]) -> bool:
-    """Whether a report split is the held-out marker ``{"held_out": true, "n": N}``."""
-    return bool(stats.get("held_out"))
 
 
-def several_samples(report: Mapping[str, Any]) -> bool:
-    """Whether the run made more than one call per row (``--samples`` > 1), so rows can be
-    unstable. A report before version 3 does not say: a row with several samples tells."""
-    if "samples" in report:
-        return bool(report["samples"] > 1)
-    return any(len(row["samples"]) > 1 for judge in report["judges"] for row in judge["rows"])
 
 
 def split_of(splits: Mapping[str, Any], name: str) -> Mapping[str, Any]:

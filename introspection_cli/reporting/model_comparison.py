@@ -11,8 +11,8 @@ evaluated), agreement, TPR, TNR, kappa, errors, the tokens the rows need
 spent, and McNemar's mid-p test against the first model over the rows both
 scored (neither an error), with the paired difference in agreement.
 
-Part of the comparisons layer: it reads report dicts (so a report loaded from
-disk compares exactly like a fresh run) and imports no renderer.
+Part of the comparisons layer: it reads the typed report entry (so a report loaded
+from disk compares exactly like a fresh run) and imports no renderer.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from introspection_cli.reporting.metrics import SCORED
-from introspection_cli.reporting.model import split_of
+from introspection_cli.reporting.metrics import SCORED, SplitStats
+from introspection_cli.reporting.report import HeldOut, JudgeEntry, ModelRun, ReportUsage
 
 if TYPE_CHECKING:  # the paired test is loaded only by a run that compares models
     from introspection_cli.reporting.baseline import McNemar
@@ -47,7 +47,7 @@ class ModelResult:
 
     provider: str
     model: str
-    stats: Mapping[str, Any]  # the model's STATS on COMPARED_SPLIT
+    stats: SplitStats  # the model's statistics on COMPARED_SPLIT
     needed: Mapping[str, int] | None
     unknown_rows: int
     cost: float | None
@@ -56,9 +56,10 @@ class ModelResult:
 
     def as_json(self) -> dict[str, Any]:
         test = self.versus_first
+        stats = self.stats.as_json()
         return {
             "provider": self.provider, "model": self.model,
-            **{key: self.stats[key] for key in ("n", "judged", "gated", "errors", "agreement",
+            **{key: stats[key] for key in ("n", "judged", "gated", "errors", "agreement",
                                                 "na_agreement", "tpr", "tnr", "kappa")},
             "input_tokens": None if self.needed is None else self.needed["input_tokens"],
             "output_tokens": None if self.needed is None else self.needed["output_tokens"],
@@ -73,40 +74,41 @@ class ModelResult:
         }
 
 
-def compare_models(judge: Mapping[str, Any], *,
+def compare_models(judge: JudgeEntry, *,
                    price: PriceOf | None = None) -> tuple[ModelResult, ...]:
     """The comparison of a judge's report entry; empty for a single-model entry."""
-    others = judge.get("models") or ()
-    if not others:
+    if not judge.models or judge.usage is None:
         return ()
     from introspection_cli.reporting.baseline import paired_test
-    from introspection_cli.reporting.report import row_from_json
 
-    first_rows = {row["conversation_id"]: row_from_json(row) for row in judge["rows"]}
-    results = [_result(judge, None, price)]
-    for other in others:
-        pairs = [(first_rows[row["conversation_id"]], row_from_json(row))
-                 for row in other["rows"] if row["conversation_id"] in first_rows]
-        results.append(_result(other, paired_test("all", pairs), price))
+    first_rows = {row.conversation_id: row for row in judge.rows}
+    results = [_result(judge, judge.usage, None, price)]
+    for other in judge.models:
+        pairs = [(first_rows[row.conversation_id], row)
+                 for row in other.rows if row.conversation_id in first_rows]
+        results.append(_result(other, other.usage, paired_test("all", pairs), price))
     return tuple(results)
 
 
-def _result(run: Mapping[str, Any], test: McNemar | None, price: PriceOf | None) -> ModelResult:
-    usage = run["usage"]
+def _result(run: JudgeEntry | ModelRun, usage: ReportUsage, test: McNemar | None,
+            price: PriceOf | None) -> ModelResult:
     # A run's usage has no "needed" only in a report written before it was kept.
-    counted = usage.get("needed")
-    unknown = counted["unknown_rows"] if counted is not None else len(run["rows"])
-    needed = counted if counted is not None and unknown == 0 else None
+    counted = usage.needed
+    unknown = counted.unknown_rows if counted is not None else len(run.rows)
+    needed = counted.as_json() if counted is not None and unknown == 0 else None
 
     def price_of(tokens: Mapping[str, int] | None) -> float | None:
-        return None if price is None or tokens is None else price(
-            run["provider"], run["model"], tokens)
+        return None if price is None or tokens is None else price(run.provider, run.model,
+                                                                   tokens)
 
-    return ModelResult(run["provider"], run["model"], split_of(run["splits"], COMPARED_SPLIT),
-                       needed, unknown, price_of(needed), price_of(usage), test)
+    stats = run.splits[COMPARED_SPLIT]
+    if isinstance(stats, HeldOut):
+        raise TypeError(f"{run.model}: the {COMPARED_SPLIT} split cannot be held out")
+    return ModelResult(run.provider, run.model, stats, needed, unknown, price_of(needed),
+                       price_of(usage.as_json()), test)
 
 
-def model_comparison_json(judge: Mapping[str, Any], *,
+def model_comparison_json(judge: JudgeEntry, *,
                           price: PriceOf | None = None) -> dict[str, Any] | None:
     """The ``model_comparison`` member of a judge's report entry evaluated with several
     models; None for a single-model entry."""

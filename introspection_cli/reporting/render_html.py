@@ -27,32 +27,44 @@ from introspection_cli import webui
 from introspection_cli.evaluation.outcomes import OUTCOMES, VERDICTS
 from introspection_cli.reporting.baseline import Comparison, JudgeComparison
 from introspection_cli.reporting.formatting import (
-    ceiling_sentences,
     comparison_cells,
     comparison_header,
-    disagreements,
     edge_notes,
-    error_rows,
-    format_kappa,
-    gate_sentence,
-    held_out_note,
-    judge_gates,
     mcnemar_sentence,
     model_comparison_notes,
     model_comparison_table,
     model_comparison_title,
-    provenance_line,
-    scored_note,
+    raters_sentences,
     stats_columns,
     unpaired_line,
     unpaired_summary,
-    usage_sentence,
     without_controls,
 )
-from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, agrees
-from introspection_cli.reporting.model import Transcripts, several_samples, split_of
-from introspection_cli.reporting.report import EvalReport, as_document
-from introspection_cli.reporting.sentences import NULL, format_bound
+from introspection_cli.reporting.metrics import REPORT_SPLITS, SCORED, SplitStats, agrees
+from introspection_cli.reporting.model import Transcripts
+from introspection_cli.reporting.report import (
+    EvalReport,
+    HeldOut,
+    JudgeEntry,
+    Rejected,
+    ReportGate,
+    ReportRow,
+    as_report,
+)
+from introspection_cli.reporting.sentences import (
+    NULL,
+    count_columns,
+    disagreeing,
+    erroring,
+    format_bound,
+    gate_text,
+    held_out_text,
+    kappa_text,
+    provenance_text,
+    scored_text,
+    usage_text,
+)
+from introspection_cli.statistics import Interval
 
 #: Conversations embedded per judge at most; further rows say theirs is not included.
 TRANSCRIPT_LIMIT = 200
@@ -81,13 +93,13 @@ def render_html(report: EvalReport | Mapping[str, Any], *, comparison: Compariso
                 transcripts: Transcripts | None = None, color: bool = False) -> str:
     """The whole page. ``transcripts`` holds the conversations of the rows shown (``color``
     is a terminal's: the page has its own)."""
-    report = as_document(report)  # read by key until this renderer reads the model
+    report = as_report(report)
     css = _asset("report.css") + webui.asset_text(webui.TRANSCRIPT_CSS)
     scripts = [webui.asset_text(webui.TRANSCRIPT_JS), _asset("report.js")]
     embedded: dict[str, Any] = {}
     body = [_header(report)]
-    for index, judge in enumerate(report["judges"]):
-        body += _judge_section(report, judge, index, (transcripts or {}).get(judge["name"], {}),
+    for index, judge in enumerate(report.judges):
+        body += _judge_section(report, judge, index, (transcripts or {}).get(judge.name, {}),
                                embedded)
     if comparison is not None:
         body += _baseline_section(comparison)
@@ -98,7 +110,7 @@ def render_html(report: EvalReport | Mapping[str, Any], *, comparison: Compariso
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
         '<meta name="referrer" content="no-referrer">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Judge calibration: {esc(report['recipe'])}</title>",
+        f"<title>Judge calibration: {esc(report.recipe)}</title>",
         f"<style>{css}</style>", "</head>", "<body>", *body,
         '<script type="application/json" id="report-data">'
         + webui.script_json({"transcripts": embedded}) + "</script>",
@@ -106,11 +118,12 @@ def render_html(report: EvalReport | Mapping[str, Any], *, comparison: Compariso
         "</body>", "</html>", ""])
 
 
-def _header(report: Mapping[str, Any]) -> str:
-    links = "".join(f'<li><a href="#judge-{i}">{esc(judge["name"])}</a></li>'
-                    for i, judge in enumerate(report["judges"]))
-    return (f"<header><h1>Judge calibration</h1><p>Recipe <code>{esc(report['recipe'])}</code>"
-            f"</p><p class=\"meta\">{esc(provenance_line(report))}</p></header>"
+def _header(report: EvalReport) -> str:
+    links = "".join(f'<li><a href="#judge-{i}">{esc(judge.name)}</a></li>'
+                    for i, judge in enumerate(report.judges))
+    provenance = provenance_text(report.tool_version, report.created_at, report.git)
+    return (f"<header><h1>Judge calibration</h1><p>Recipe <code>{esc(report.recipe)}</code>"
+            f"</p><p class=\"meta\">{esc(provenance)}</p></header>"
             + (f"<nav><ul>{links}</ul></nav>" if links else "<p>No judge was evaluated.</p>")
             + '<p class="controls"><button type="button" id="expand-all">Unfold every row'
             '</button> <button type="button" id="collapse-all">Fold every row</button></p>'
@@ -118,45 +131,45 @@ def _header(report: Mapping[str, Any]) -> str:
             "</noscript>")
 
 
-def _judge_section(report: Mapping[str, Any], judge: Mapping[str, Any], index: int,
+def _judge_section(report: EvalReport, judge: JudgeEntry, index: int,
                    events: Mapping[int, Sequence[Any]], embedded: dict[str, Any]) -> list[str]:
     parts = [f'<section class="judge" id="judge-{index}">',
-             f"<h2>{esc(judge['name'])} <span class=\"muted\">"
-             f"{esc(judge['provider'] + '/' + judge['model'])}</span></h2>"]
-    if judge.get("fingerprint"):
-        parts.append(f'<p class="meta">Fingerprint <code>{esc(judge["fingerprint"])}</code></p>')
-    parts += [*_splits(judge, unstable=several_samples(report)), *_ceiling(judge),
-              *_side_by_side(_gates(judge_gates(report, judge["name"])),
-                             _confusion(split_of(judge["splits"], SCORED))),
-              *_models(judge), *_rejected(judge)]
-    listed = (("Disagreements", disagreements(judge["rows"])),
-              ("Errors", error_rows(judge["rows"])))
+             f"<h2>{esc(judge.name)} <span class=\"muted\">"
+             f"{esc(judge.provider + '/' + judge.model)}</span></h2>"]
+    if judge.fingerprint:
+        parts.append(f'<p class="meta">Fingerprint <code>{esc(judge.fingerprint)}</code></p>')
+    gates = [gate for gate in report.gates if gate.judge == judge.name]
+    parts += [*_splits(judge, unstable=report.several_samples), *_ceiling(judge),
+              *_side_by_side(_gates(gates), _confusion(judge.scored)),
+              *_models(judge), *_rejected(judge.rejected)]
+    listed = (("Disagreements", disagreeing(judge.rows)), ("Errors", erroring(judge.rows)))
     included = 0
     for title, chosen in listed:
         parts.append(f"<h3>{title} ({len(chosen)})</h3>")
         if not chosen:
             parts.append('<p class="muted">None.</p>')
         for row in chosen:
-            key = f"{index}:{row['line']}"
+            key = f"{index}:{row.line}"
             missing = None
-            if row["line"] not in events:
+            if row.line not in events:
                 missing = ("The conversation is not in this report: its calibration row "
                            "changed after the run.")
             elif included >= TRANSCRIPT_LIMIT:
                 missing = (f"The page embeds the conversations of the first {TRANSCRIPT_LIMIT} "
-                           f"rows of a judge: this one is line {row['line']} of the "
+                           f"rows of a judge: this one is line {row.line} of the "
                            "calibration file.")
             else:
-                embedded[key] = list(events[row["line"]])
+                embedded[key] = list(events[row.line])
                 included += 1
             parts.append(_row(row, key, missing))
     parts.append("</section>")
     return parts
 
 
-def _ceiling(judge: Mapping[str, Any]) -> list[str]:
+def _ceiling(judge: JudgeEntry) -> list[str]:
     """The human ceiling beside the judge's agreement (when the judge has raters)."""
-    sentences = ceiling_sentences(judge, shown=lambda name: name)
+    sentences = raters_sentences(judge.raters, judge.name, judge.scored.agreement,
+                                 shown=lambda name: name)
     if not sentences:
         return []
     items = "".join(f"<li>{esc(sentence)}</li>" for sentence in sentences)
@@ -170,21 +183,21 @@ def _side_by_side(*blocks: list[str]) -> list[str]:
     return [f'<div class="pair">{"".join(shown)}</div>'] if shown else []
 
 
-def _row(row: Mapping[str, Any], key: str, missing: str | None) -> str:
+def _row(row: ReportRow, key: str, missing: str | None) -> str:
     """One disagreement or error, folded: its reasoning or error, and its conversation."""
-    outcome = row["outcome"] + (" (unstable)" if row["unstable"] else "")
-    summary = (f"line {row['line']} <code>{untrusted(row['conversation_id'])}</code> expected "
-               f"<span class=\"label\">{esc(row['expected'])}</span> got "
+    outcome = row.outcome + (" (unstable)" if row.unstable else "")
+    summary = (f"line {row.line} <code>{untrusted(row.conversation_id)}</code> expected "
+               f"<span class=\"label\">{esc(row.expected)}</span> got "
                f"<span class=\"label\">{esc(outcome)}</span>")
     why = []
-    if row["outcome"] == "error":
+    if row.outcome == "error":
         why.append('<p class="caption">Error</p><div class="error-text">'
-                   f'{untrusted(row["error"] or "no reason recorded")}</div>')
-    elif row["reasoning"]:
+                   f'{untrusted(row.error or "no reason recorded")}</div>')
+    elif row.reasoning:
         why.append('<p class="caption">The model\'s reasoning</p>'
-                   f'<div class="reasoning">{untrusted(row["reasoning"])}</div>')
-    if len(row["samples"]) > 1:
-        why.append(f'<p class="muted">Samples: {esc(", ".join(row["samples"]))}</p>')
+                   f'<div class="reasoning">{untrusted(row.reasoning)}</div>')
+    if len(row.samples) > 1:
+        why.append(f'<p class="muted">Samples: {esc(", ".join(row.samples))}</p>')
     note = f' data-missing="{esc(missing)}"' if missing else ""
     conversation = ('<p class="caption">The conversation</p>'
                     f'<div class="transcript" data-key="{esc(key)}"{note}></div>')
@@ -193,22 +206,23 @@ def _row(row: Mapping[str, Any], key: str, missing: str | None) -> str:
             f'<div class="why">{"".join(why)}</div><div>{conversation}</div></div></details>')
 
 
-def _bar(interval: Mapping[str, float]) -> str:
-    low, high, value = (round(100 * interval[k], 2) for k in ("low", "high", "value"))
+def _bar(interval: Interval) -> str:
+    low, high, value = (round(100 * bound, 2)
+                        for bound in (interval.low, interval.high, interval.value))
     return (f'<svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" '
             f'aria-hidden="true"><rect class="track" x="0" y="1" width="100" height="8"/>'
             f'<rect class="ci" x="{low}" y="1" width="{round(high - low, 2)}" height="8"/>'
             f'<line class="point" x1="{value}" y1="0" x2="{value}" y2="10"/></svg>')
 
 
-def _interval(interval: Mapping[str, float] | None) -> str:
+def _interval(interval: Interval | None) -> str:
     """An interval's cell: the bar over the value and its bounds (which wrap under the
     value in a narrow window)."""
     if interval is None:
         return _NULL_CELL
     return (f'<td class="iv"><span class="stat">{_bar(interval)}<span><span class="nw">'
-            f"{interval['value']:.3f}</span> <span class=\"nw muted bounds\">"
-            f"({format_bound(interval['low'])}–{format_bound(interval['high'])})</span>"
+            f"{interval.value:.3f}</span> <span class=\"nw muted bounds\">"
+            f"({format_bound(interval.low)}–{format_bound(interval.high)})</span>"
             "</span></span></td>")
 
 
@@ -217,28 +231,29 @@ def _column(name: str) -> str:
     return esc(name).replace("_", "_<wbr>")
 
 
-def _split_cell(stats: Mapping[str, Any], column: str) -> str:
-    if column in _INTERVALS:
-        return _interval(stats[column])
-    if column == "kappa":
-        return f"<td>{format_kappa(stats['kappa'])}</td>"
-    return f"<td>{stats[column]}</td>"
+def _split_cells(stats: SplitStats, *, unstable: bool) -> str:
+    """A split's cells after its name: the counts, then the statistics (the columns of
+    :func:`~.formatting.stats_columns`)."""
+    counts = {"n": stats.n, "judged": stats.judged, "gated": stats.gated,
+              "errors": stats.errors, "unstable": stats.unstable}
+    return "".join([*(f"<td>{counts[column]}</td>" for column in count_columns(unstable)),
+                    _interval(stats.agreement), _interval(stats.na_agreement),
+                    f"<td>{kappa_text(stats.kappa)}</td>", _interval(stats.tpr),
+                    _interval(stats.tnr)])
 
 
-def _splits(judge: Mapping[str, Any], *, unstable: bool) -> list[str]:
+def _splits(judge: JudgeEntry, *, unstable: bool) -> list[str]:
     """One row per split, the columns of the text report, each interval drawn as a bar."""
     columns = stats_columns(unstable)
     rows = []
     for split in REPORT_SPLITS:
-        stats = split_of(judge["splits"], split)
-        note = held_out_note(stats)
-        if note is not None:
+        stats = judge.splits[split]
+        if isinstance(stats, HeldOut):
             rows.append(f'<tr><td>{split}</td><td colspan="{len(columns) - 1}" class="wrap">'
-                        f"{esc(note)}</td></tr>")
+                        f"{esc(held_out_text(stats.n))}</td></tr>")
         else:
-            rows.append(f"<tr><td>{split}</td>"
-                        + "".join(_split_cell(stats, column) for column in columns[1:]) + "</tr>")
-    notes = [scored_note(judge["splits"]), *edge_notes(rows)]
+            rows.append(f"<tr><td>{split}</td>{_split_cells(stats, unstable=unstable)}</tr>")
+    notes = [scored_text(judge.splits), *edge_notes(rows)]
     if any(_NULL_CELL in row for row in rows):
         notes.append(f"{NULL} no row to score: the statistic's denominator is empty")
     head = "".join(f"<th>{_column(name)}</th>" for name in columns)
@@ -250,23 +265,23 @@ def _splits(judge: Mapping[str, Any], *, unstable: bool) -> list[str]:
             *(f'<p class="muted">{esc(note)}.</p>' for note in notes)]
 
 
-def _gates(gates: Sequence[Mapping[str, Any]]) -> list[str]:
+def _gates(gates: Sequence[ReportGate]) -> list[str]:
     if not gates:
         return []
-    items = "".join(f'<li><span class="{"met" if g["met"] else "missed"}">'
-                    f'{"met" if g["met"] else "MISSED"}</span> {esc(gate_sentence(g))}</li>'
+    items = "".join(f'<li><span class="{"met" if g.met else "missed"}">'
+                    f'{"met" if g.met else "MISSED"}</span> {esc(gate_text(g))}</li>'
                     for g in gates)
     return ["<h3>Gates</h3>", f'<ul class="gates">{items}</ul>']
 
 
-def _models(judge: Mapping[str, Any]) -> list[str]:
-    header, rows = model_comparison_table(judge.get("model_comparison"))
-    if not rows:
+def _models(judge: JudgeEntry) -> list[str]:
+    comparison = judge.model_comparison
+    header, rows = model_comparison_table(comparison)
+    if not rows or comparison is None:
         return []
     head = "".join(f"<th>{esc(name)}</th>" for name in header)
     body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
                    for row in rows)
-    comparison = judge["model_comparison"]
     title = esc(model_comparison_title(comparison))
     return ["<h3>Models compared</h3>", f'<p class="muted">{title}'
             f'</p><div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}'
@@ -275,8 +290,8 @@ def _models(judge: Mapping[str, Any]) -> list[str]:
               for note in model_comparison_notes(comparison))]
 
 
-def _confusion(stats: Mapping[str, Any]) -> list[str]:
-    confusion = stats["confusion"]
+def _confusion(stats: SplitStats) -> list[str]:
+    confusion = stats.confusion
     head = "".join(f"<th>{outcome}</th>" for outcome in OUTCOMES)
     rows = []
     for label in VERDICTS:
@@ -295,11 +310,10 @@ def _confusion(stats: Mapping[str, Any]) -> list[str]:
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>"]
 
 
-def _rejected(judge: Mapping[str, Any]) -> list[str]:
-    rejected = judge["rejected"]
+def _rejected(rejected: Sequence[Rejected]) -> list[str]:
     if not rejected:
         return []
-    items = "".join(f"<li>line {r['line']}: <code>{esc(r['code'])}</code> {untrusted(r['message'])}"
+    items = "".join(f"<li>line {r.line}: <code>{esc(r.code)}</code> {untrusted(r.message)}"
                     "</li>" for r in rejected)
     return [f"<h3>Rejected rows ({len(rejected)})</h3>", f"<ul>{items}</ul>"]
 
@@ -364,6 +378,6 @@ def _wrappable(cell: str) -> str:
     return f'<span class="nw">{esc(change)}</span> <span class="nw">({esc(difference)}</span>'
 
 
-def _footer(report: Mapping[str, Any]) -> str:
-    return (f"<footer><p>Usage: {esc(usage_sentence(report['usage']))}.</p>"
+def _footer(report: EvalReport) -> str:
+    return (f"<footer><p>Usage: {esc(usage_text(report.usage))}.</p>"
             "<p>Written by <code>introspection judges eval --html</code>.</p></footer>")

@@ -344,7 +344,3 @@ def as_report(report: EvalReport | JSONObject) -> EvalReport:
     :meth:`EvalReport.from_json`."""
     return report if isinstance(report, EvalReport) else EvalReport.from_json(report)
 
-
-def as_document(report: EvalReport | JSONObject) -> JSONObject:
-    """``report`` as its JSON document, for the code that still reads it by key."""
-    return report.as_json() if isinstance(report, EvalReport) else report

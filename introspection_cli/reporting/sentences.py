@@ -2,8 +2,7 @@
 
 The bottom of the renderers' shared helpers: a bound, an interval, a gate, a
 held-out split, what ``scored`` holds, where the report comes from, which rows
-disagree. :mod:`.formatting` writes the report's JSON document by key through
-these same functions, for the renderers not yet reading the typed report.
+disagree.
 """
 
 from __future__ import annotations

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from introspection_cli.errors import DataError
 from introspection_cli.estimation.counts import Confusion
 from introspection_cli.evaluation.fingerprint import judge_fingerprint
 from introspection_cli.recipe.model import Judge
 from introspection_cli.reporting.metrics import SCORED, SPLIT_ALIASES
+
+if TYPE_CHECKING:  # the report is read only by judges estimate --report
+    from introspection_cli.reporting.report import JudgeEntry
 
 
 @dataclass(frozen=True)
@@ -73,40 +76,40 @@ def _majority_warning(samples: object, what: str) -> tuple[str, ...]:
             "one call",)
 
 
-def _holds_test_rows(entry: dict[str, Any], split: str) -> bool:
+def _holds_test_rows(entry: JudgeEntry, split: str) -> bool:
     """Whether a report's ``split`` of a judge was measured on test rows: ``test`` itself, or
     ``scored`` (every evaluated row) of a report that evaluated test."""
     if split == "test":
         return True
     return SPLIT_ALIASES.get(split, split) == SCORED and any(
-        isinstance(row, dict) and row.get("split") == "test" for row in entry.get("rows", ()))
+        row.split == "test" for row in entry.rows)
 
 
 def _from_report(judge: Judge, report_path: Path, split: str) -> CalibrationSource:
     from introspection_cli.reporting.baseline import load_report_file
-    from introspection_cli.reporting.model import split_of
+    from introspection_cli.reporting.report import EvalReport, HeldOut
 
-    report = load_report_file(report_path, what="--report")
-    entry = next((j for j in report["judges"] if j["name"] == judge.name), None)
+    report = EvalReport.from_json(load_report_file(report_path, what="--report"))
+    entry = next((j for j in report.judges if j.name == judge.name), None)
     if entry is None:
         raise DataError(f"--report {report_path} has no judge {judge.name}")
-    stats = split_of(entry["splits"], split)
-    if stats.get("held_out"):
+    stats = entry.splits[SPLIT_ALIASES.get(split, split)]
+    if isinstance(stats, HeldOut):
         raise DataError(f"--report {report_path}: split {split} of judge {judge.name} was held "
                         "out (not evaluated); pass a report made with --split test")
     warnings = []
     if _holds_test_rows(entry, split):  # figures over test rows are a look at them
         from introspection_cli.certification.exposure_record import record_report_look
 
-        warnings += record_report_look(judge, entry)
+        warnings += record_report_look(judge, entry.fingerprint, entry.rows)
     current = judge_fingerprint(judge)
-    if entry.get("fingerprint") != current:
+    if entry.fingerprint != current:
         warnings.append(f"--report {report_path} measured "
                         + ("a judge version without a fingerprint (a version 1 report)"
-                           if "fingerprint" not in entry else "another version of judge "
-                           f"{judge.name} ({entry['fingerprint']}, now {current})")
+                           if report.version == 1 else "another version of judge "
+                           f"{judge.name} ({entry.fingerprint}, now {current})")
                         + ": the correction assumes its error rates still hold")
-    warnings += _majority_warning(report.get("samples"), f"--report {report_path}")
-    return CalibrationSource(Confusion.from_json(stats["confusion"]),
+    warnings += _majority_warning(report.samples, f"--report {report_path}")
+    return CalibrationSource(Confusion.from_json(stats.confusion),
                              {"source": "report", "path": str(report_path), "split": split},
                              tuple(warnings))

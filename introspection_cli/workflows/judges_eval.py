@@ -133,7 +133,7 @@ def evaluate_recipe(path: Path, options: EvalOptions, settings: ReportSettings, 
     if settings.html is not None:
         from introspection_cli.workflows.transcripts import shown_transcripts
 
-        transcripts = shown_transcripts(recipe, report.as_json())
+        transcripts = shown_transcripts(recipe, report)
     problems = _write_report_files(settings, report, comparison, transcripts)
     output_failed = bool(problems)
     stdout = render(ReportKind.EVAL, settings.fmt, report, color=settings.color,

@@ -16,6 +16,7 @@ from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome,
 from introspection_cli.evaluation.plan import load_valid_recipe
 from introspection_cli.reporting import render_html as page
 from introspection_cli.reporting.assemble import build_report
+from introspection_cli.reporting.report import EvalReport
 from introspection_cli.workflows.transcripts import shown_transcripts
 from tests.evaluation.conftest import UNGATED_JUDGE, fixture_row, write_recipe
 
@@ -73,7 +74,7 @@ def test_conversations_are_read_back_only_for_rows_that_did_not_change(tmp_path:
         RowOutcome(n, f"conv_{n}", "dev", "pass", outcome, (outcome,), reasoning="r")
         for n, outcome in ((1, "fail"), (2, "pass"), (3, "fail"))))
     report["judges"][0]["rows"][2]["conversation_id"] = "conv_elsewhere"  # line 3 changed
-    found = shown_transcripts(recipe, report)
+    found = shown_transcripts(recipe, EvalReport.from_json(report))
     # Line 2 agrees (not shown); line 3 now holds another conversation.
     assert list(found["helpful"]) == [1]
     assert found["helpful"][1][0]["text"] == "text 1"
