@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from introspection_cli.evaluation.outcomes import NO_TOKENS, EvalRun, JudgeRun, RowOutcome
 from introspection_cli.evaluation.outcomes import Usage as RunUsage
@@ -20,7 +20,6 @@ from introspection_cli.pricing import PriceTable, finite_cost
 from introspection_cli.reporting.gates import Gate, GateSettings, judge_gates
 from introspection_cli.reporting.metrics import REPORT_SPLITS, stats_by_split
 from introspection_cli.reporting.model import Provenance, by_judge, usage_json
-from introspection_cli.reporting.model_comparison import PriceOf, model_comparison_json
 from introspection_cli.reporting.report import (
     EvalReport,
     HeldOut,
@@ -32,6 +31,9 @@ from introspection_cli.reporting.report import (
     ReportUsage,
     Splits,
 )
+
+if TYPE_CHECKING:  # a type only: the comparison is loaded by a run with several models
+    from introspection_cli.reporting.model_comparison import PriceOf
 
 #: What a judge run's usage cost (None: no price for its model).
 CostOf = Callable[[JudgeRun], float | None]
@@ -85,6 +87,9 @@ def judge_entry(judge: JudgeRun, others: Sequence[JudgeRun] = (), *,
         raters=raters)
     if not others:
         return entry
+    # Loaded only by a run with several models.
+    from introspection_cli.reporting.model_comparison import model_comparison_json
+
     return replace(entry, model_comparison=model_comparison_json(entry, price=price))
 
 
