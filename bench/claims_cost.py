@@ -28,8 +28,9 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _timing import BenchResult, table  # noqa: E402
 
-from introspection_cli.evaluation.cache import WRITE_BATCH, VerdictCache  # noqa: E402
+from introspection_cli.evaluation.cache import WRITE_BATCH, Entry, VerdictCache  # noqa: E402
 from introspection_cli.evaluation.claims import ClaimBoard  # noqa: E402
+from introspection_cli.evaluation.outcomes import Tokens  # noqa: E402
 from introspection_cli.evaluation.slots import CHUNK_ROWS, FIRST_CHUNK_ROWS  # noqa: E402
 
 ROWS = 4000
@@ -58,8 +59,8 @@ def claims_cpu(directory: Path, keys: list[str]) -> float:
 
 def writes_cpu(directory: Path, keys: list[str]) -> float:
     """CPU seconds of writing the same run's verdicts, as the cache worker does."""
-    entries = [(key, "pass", f"stub reasoning for row {i}", f"memo-{key}")
-               for i, key in enumerate(keys)]
+    entries: list[Entry] = [(key, "pass", f"stub reasoning for row {i}", f"memo-{key}",
+                             Tokens(120, 30)) for i, key in enumerate(keys)]
     start = time.process_time()
     cache = VerdictCache(directory)
     for offset in range(0, ROWS, WRITE_BATCH):

@@ -76,7 +76,8 @@ def measure(runs: int) -> list[BenchResult]:
     baseline_server = ThreadingHTTPServer(("127.0.0.1", 0), _Baseline)
     threading.Thread(target=baseline_server.serve_forever, daemon=True).start()
     baseline_url = f"http://127.0.0.1:{baseline_server.server_address[1]}/"
-    ours, baseline = [], []
+    ours: list[float] = []
+    baseline: list[float] = []
     try:
         with sync_playwright() as playwright:
             executable = find_chromium(os.environ, playwright.chromium.executable_path)
