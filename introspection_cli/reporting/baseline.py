@@ -196,11 +196,18 @@ class Comparison:
 
 def load_baseline(path: Path) -> EvalReport:
     """Read and validate a previous JSON report for ``--baseline``."""
-    data = load_report_file(path, what="baseline")
+    return load_report(path, what="baseline")
+
+
+def load_report(path: Path, *, what: str) -> EvalReport:
+    """A JSON eval report named on the command line as ``what``, as its value: what
+    :func:`load_report_file` refuses, and a :class:`DataError` for what its schema cannot
+    check (an interval's low <= value <= high)."""
+    data = load_report_file(path, what=what)
     try:
         return EvalReport.from_json(data)
-    except ValueError as exc:  # an interval the schema cannot check: low <= value <= high
-        raise DataError(f"baseline {path} is not a valid eval report: {exc}; "
+    except ValueError as exc:
+        raise DataError(f"{what} {path} is not a valid eval report: {exc}; "
                         f"{_REMAKE_HINT}") from exc
 
 

@@ -1,10 +1,10 @@
 """Formatting helpers every report renderer shares (and nothing else).
 
-The one module renderers may import besides the report model and the
-comparisons: how a statistic, an interval or a delta is written, how untrusted
-text (model reasoning, conversation ids) is made safe to show on one line, and
-how long a list of rows gets. How the typed report itself is written in words
-is :mod:`.sentences`.
+With :mod:`.sentences` (how the typed report is written in words), what renderers
+share besides the report model and the comparisons: how a delta, a model
+comparison and the human ceiling (the two parts the report keeps as JSON
+objects) are written, how untrusted text (model reasoning, conversation ids) is
+made safe to show on one line, and how long a list of rows gets.
 """
 
 from __future__ import annotations
@@ -66,13 +66,9 @@ def without_controls(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-
-
 def edge_notes(lines: Sequence[str]) -> list[str]:
     """``[EDGE_NOTE]`` when one of ``lines`` (numbers the reports wrote) marks a bound."""
     return [EDGE_NOTE] if any(EDGE_MARK in line for line in lines) else []
-
-
 
 
 def format_delta(delta: StatDelta) -> str:
@@ -83,22 +79,10 @@ def format_delta(delta: StatDelta) -> str:
     return f"{before} → {after}{change}"
 
 
-
-
-
-
 def stats_columns(unstable: bool) -> tuple[str, ...]:
     """The columns of a split table: :data:`STATS_COLUMNS`, ``unstable`` only when the run
     made several calls per row (with one, no row can be unstable: a column of zeros)."""
     return STATS_COLUMNS if unstable else tuple(c for c in STATS_COLUMNS if c != "unstable")
-
-
-
-
-
-
-
-
 
 
 def first_listed(rows: Sequence[_Listed]) -> tuple[Sequence[_Listed], int]:
@@ -126,8 +110,6 @@ def more_rows_note(left_out: int, noun: str, *, review: str | None = None,
         note += "; review them with " + code(
             f"introspection judges label --judge {clean(review)} --review REPORT.json")
     return note
-
-
 
 
 #: How each paired test is introduced.
@@ -190,8 +172,6 @@ def unpaired_line(row: UnpairedRow) -> str:
     return f"line {row.line} {clean(row.conversation_id)}: {_UNPAIRED[row.where]}"
 
 
-
-
 #: The columns of a judge's model comparison (``--model`` given more than once); ``cost``
 #: and ``spent`` only when a price is known for some model.
 MODEL_COLUMNS: tuple[str, ...] = ("model", "judged", "errors", "agreement", "tpr", "tnr",
@@ -250,13 +230,6 @@ def model_comparison_notes(comparison: Mapping[str, Any]) -> list[str]:
     return [f"tokens {UNKNOWN}: rows answered from cache entries an earlier introspection "
             f"wrote without token counts ({', '.join(unknown)}), so what those rows cost "
             "cannot be told"]
-
-
-
-
-
-
-
 
 
 def raters_sentences(raters: Mapping[str, Any] | None, judge: str, own: Interval | None,

@@ -2,10 +2,10 @@
 
 The bottom layer of :mod:`introspection_cli.reporting`: the report's version and
 published schema (``schemas/eval-report.schema.json``), where a report comes from
-(:class:`Provenance`), how its JSON is written, and the readers of that JSON
-shared by every renderer, so a baseline loaded from disk renders exactly like a
-fresh run. The report value is :class:`~.report.EvalReport`, built by
-:mod:`.assemble`. Nothing here imports a comparison or a renderer.
+(:class:`Provenance`) and how its JSON is written. The report value, which every
+renderer reads (a baseline read from disk as a fresh run), is
+:class:`~.report.EvalReport`, built by :mod:`.assemble`. Nothing here imports a
+comparison or a renderer.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from introspection_cli.evaluation.outcomes import (
 )
 from introspection_cli.fsutil import atomic_write_text
 from introspection_cli.provenance import GitState, tool_version, utc_now
-from introspection_cli.reporting.metrics import SCORED, SPLIT_ALIASES
 
 REPORT_VERSION = 3
 #: Versions ``--baseline`` reads, each with its published schema.
@@ -41,19 +40,6 @@ class Provenance:
     tool_version: str = field(default_factory=tool_version)
     created_at: str = field(default_factory=utc_now)
     git: GitState | None = None
-
-
-
-
-
-
-def split_of(splits: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    """The STATS of split ``name`` (``scored`` or its alias ``all`` included) in a report's
-    ``splits``, of any version: reports before version 3 hold ``scored`` as ``all``."""
-    name = SPLIT_ALIASES.get(name, name)
-    if name == SCORED and SCORED not in splits:
-        return splits["all"]  # type: ignore[no-any-return]
-    return splits[name]  # type: ignore[no-any-return]
 
 
 def by_judge(runs: Sequence[JudgeRun]) -> list[list[JudgeRun]]:

@@ -11,8 +11,9 @@ evaluated), agreement, TPR, TNR, kappa, errors, the tokens the rows need
 spent, and McNemar's mid-p test against the first model over the rows both
 scored (neither an error), with the paired difference in agreement.
 
-Part of the comparisons layer: it reads the typed report entry (so a report loaded
-from disk compares exactly like a fresh run) and imports no renderer.
+Part of the comparisons layer: it reads the typed report entry a run builds (a
+report read from disk keeps the ``model_comparison`` it was written with) and
+imports no renderer.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class ModelResult:
         return {
             "provider": self.provider, "model": self.model,
             **{key: stats[key] for key in ("n", "judged", "gated", "errors", "agreement",
-                                                "na_agreement", "tpr", "tnr", "kappa")},
+                                           "na_agreement", "tpr", "tnr", "kappa")},
             "input_tokens": None if self.needed is None else self.needed["input_tokens"],
             "output_tokens": None if self.needed is None else self.needed["output_tokens"],
             "unknown_token_rows": self.unknown_rows,

@@ -1,6 +1,6 @@
 """The terminal rendering of an eval report and of a baseline comparison.
 
-Renders the SPEC §3.2 report dict (fresh or loaded from disk). Colour is
+Renders the typed report (:class:`~.report.EvalReport`, fresh or read from disk). Colour is
 plain ANSI SGR, only when the caller asks (the CLI decides from the TTY and
 ``NO_COLOR``); Rich is not needed for a few aligned columns. Model reasoning
 and conversation ids are untrusted text: control characters are removed so

@@ -254,7 +254,7 @@ class EvalReport:
     recipe: str
     judges: tuple[JudgeEntry, ...]
     usage: ReportUsage
-    #: None in a report before version 3, which did not say (see :func:`.model.several_samples`).
+    #: None in a report before version 3, which did not say (see :attr:`several_samples`).
     samples: int | None = None
     gates: tuple[ReportGate, ...] = ()
     tool_version: str | None = None

@@ -86,10 +86,10 @@ def _holds_test_rows(entry: JudgeEntry, split: str) -> bool:
 
 
 def _from_report(judge: Judge, report_path: Path, split: str) -> CalibrationSource:
-    from introspection_cli.reporting.baseline import load_report_file
-    from introspection_cli.reporting.report import EvalReport, HeldOut
+    from introspection_cli.reporting.baseline import load_report
+    from introspection_cli.reporting.report import HeldOut
 
-    report = EvalReport.from_json(load_report_file(report_path, what="--report"))
+    report = load_report(report_path, what="--report")
     entry = next((j for j in report.judges if j.name == judge.name), None)
     if entry is None:
         raise DataError(f"--report {report_path} has no judge {judge.name}")

@@ -111,6 +111,25 @@ def test_calibration_from_a_report_split(tmp_path: Path, stub: StubModelServer) 
     assert held_out.returncode == 1 and "held out" in held_out.stderr
 
 
+def test_a_report_with_an_interval_its_schema_cannot_refuse_is_a_data_error(
+        tmp_path: Path, stub: StubModelServer) -> None:
+    """low <= value <= high is beyond JSON Schema: reading the report as its value refuses
+    it, naming the file, as ``--baseline`` does (exit 1, not an internal error)."""
+    root = write_recipe(tmp_path / "r", {"helpful": (UNGATED_JUDGE, _rows("dev", 4, 1, 4, 1))})
+    report = tmp_path / "report.json"
+    run_cli(["judges", "eval", str(root), "--output", str(report)],
+            env={"INTROSPECTION_CACHE_DIR": str(tmp_path / "cache")})
+    document = json.loads(report.read_text(encoding="utf-8"))
+    document["judges"][0]["splits"]["train"]["agreement"] = {"value": 0.2, "low": 0.5,
+                                                             "high": 0.9}
+    report.write_text(json.dumps(document), encoding="utf-8")
+    result = _cli("estimate", root, tmp_path / "cache", "--passed", "6", "--total", "10",
+                  "--report", str(report), "--split", "dev")
+    assert result.returncode == 1, result.stderr
+    assert f"--report {report} is not a valid eval report: an interval needs" in result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
 def test_the_scored_split_of_a_report_and_its_alias_all_calibrate_alike(
         tmp_path: Path, stub: StubModelServer) -> None:
     """A report names every evaluated row's split ``scored`` (``all`` is its alias)."""

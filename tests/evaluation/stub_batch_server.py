@@ -179,7 +179,8 @@ class StubBatchServer(StubServer):
         return file_id
 
     def _finish_openai(self, batch: StubBatch) -> None:
-        output, errors = [], []
+        output: list[tuple[dict[str, Any], RecordedRequest]] = []
+        errors: list[tuple[dict[str, Any], RecordedRequest]] = []
         for line in batch.requests:
             custom_id, body = line["custom_id"], line["body"]
             request = RecordedRequest("openai", line["url"], body)

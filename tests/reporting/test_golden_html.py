@@ -24,8 +24,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+from introspection_cli.evaluation.outcomes import EvalRun, JudgeRun, RowOutcome, Usage
+from introspection_cli.pricing import ModelPrice, PriceTable
+from introspection_cli.reporting.assemble import assemble_report
 from introspection_cli.reporting.baseline import compare_with_baseline
-from introspection_cli.reporting.model import load_report_schema
+from introspection_cli.reporting.gates import GateSettings
+from introspection_cli.reporting.model import Provenance, load_report_schema
 from introspection_cli.reporting.render_html import render_html
 from introspection_cli.reporting.report import EvalReport
 from tests.support.golden import check_golden
@@ -121,3 +125,26 @@ def test_a_baseline_comparison_gives_the_golden_page() -> None:
     assert comparison.judges[0].changed and comparison.judges[0].split_changes
     assert comparison.judges[0].unpaired
     check_golden(GOLDEN / "baseline.html", _page(report, comparison=comparison))
+
+
+def test_a_report_as_a_run_builds_it_gives_the_page_its_json_gives() -> None:
+    """The golden pages are drawn from JSON; a run draws its page from the value it built
+    (gates, prices, raters, a second model, a held-out split): the same page."""
+    rows = (RowOutcome(1, "c1", "dev", "pass", "fail", ("fail", "pass", "fail"), True, "no"),
+            RowOutcome(2, "c2", "train", "fail", "error", ("error",), error="timed out"),
+            RowOutcome(3, "c3", None, "not_applicable", "gated"),
+            RowOutcome(4, "c4", "dev", "pass", "pass", ("pass",), reasoning="yes"))
+    other = tuple(row._replace(outcome="pass", samples=("pass",)) for row in rows)
+    run = EvalRun("recipe", (
+        JudgeRun("billing", "openai", "gpt-x", rows, fingerprint="sha256:" + "1" * 64,
+                 held_out=2, usage=Usage(4, 0, 400, 40)),
+        JudgeRun("billing", "openai", "gpt-y", other, usage=Usage(4, 0, 380, 30))),
+        Usage(8, 0, 780, 70), samples=3)
+    prices = PriceTable({"gpt-x": ModelPrice(1.0, 0.5, 4.0), "gpt-y": ModelPrice(0.5, 0.25, 2.0)})
+    report, _ = assemble_report(run, Provenance("0.9.0", "2026-12-03T12:00:00Z"),
+                                GateSettings(min_tpr=0.5, min_agreement=0.9), prices=prices,
+                                batch=False, raters={"billing": RATERS})
+    assert report.gates and report.judges[0].model_comparison is not None
+    page = render_html(report, transcripts=_transcripts(report.as_json()))
+    assert page == render_html(report.as_json(), transcripts=_transcripts(report.as_json()))
+    assert "Human ceiling" in page and "Models compared" in page and "MISSED" in page
