@@ -168,7 +168,7 @@ def test_an_upward_import_breaks_the_layers(tmp_path: Path, module: str, line: s
     ("cli/status_line.py", "from introspection_cli.cli import progress"),
     ("workflows/status.py", "from introspection_cli.workflows import status_command"),
     ("fsutil.py", "from introspection_cli import localfiles"),
-    ("reporting/metrics.py", "from introspection_cli.reporting import model"),
+    ("reporting/metrics.py", "from introspection_cli.reporting import report"),
     ("fixture/byterule.py", "from introspection_cli.runtime import appendfile"),
 ])
 def test_an_import_cycle_breaks_the_cycle_contract(tmp_path: Path, module: str,
