@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from introspection_cli.reporting.metrics import SCORED, SplitStats
-from introspection_cli.reporting.report import HeldOut, JudgeEntry, ModelRun, ReportUsage
+from introspection_cli.reporting.report import JudgeEntry, ModelRun, ReportUsage, scored_of
 
 if TYPE_CHECKING:  # the paired test is loaded only by a run that compares models
     from introspection_cli.reporting.baseline import McNemar
@@ -102,9 +102,7 @@ def _result(run: JudgeEntry | ModelRun, usage: ReportUsage, test: McNemar | None
         return None if price is None or tokens is None else price(run.provider, run.model,
                                                                    tokens)
 
-    stats = run.splits[COMPARED_SPLIT]
-    if isinstance(stats, HeldOut):
-        raise TypeError(f"{run.model}: the {COMPARED_SPLIT} split cannot be held out")
+    stats = scored_of(run.splits, f"model {run.model}")
     return ModelResult(run.provider, run.model, stats, needed, unknown, price_of(needed),
                        price_of(usage.as_json()), test)
 

@@ -53,7 +53,6 @@ from introspection_cli.reporting.report import (
 )
 from introspection_cli.reporting.sentences import (
     NULL,
-    count_columns,
     disagreeing,
     erroring,
     format_bound,
@@ -62,6 +61,7 @@ from introspection_cli.reporting.sentences import (
     kappa_text,
     provenance_text,
     scored_text,
+    stats_counts,
     usage_text,
 )
 from introspection_cli.statistics import Interval
@@ -234,9 +234,7 @@ def _column(name: str) -> str:
 def _split_cells(stats: SplitStats, *, unstable: bool) -> str:
     """A split's cells after its name: the counts, then the statistics (the columns of
     :func:`~.formatting.stats_columns`)."""
-    counts = {"n": stats.n, "judged": stats.judged, "gated": stats.gated,
-              "errors": stats.errors, "unstable": stats.unstable}
-    return "".join([*(f"<td>{counts[column]}</td>" for column in count_columns(unstable)),
+    return "".join([*(f"<td>{count}</td>" for count in stats_counts(stats, unstable=unstable)),
                     _interval(stats.agreement), _interval(stats.na_agreement),
                     f"<td>{kappa_text(stats.kappa)}</td>", _interval(stats.tpr),
                     _interval(stats.tnr)])

@@ -193,10 +193,7 @@ class JudgeEntry:
     @property
     def scored(self) -> SplitStats:
         """The statistics over every evaluated row (a split that is never held out)."""
-        stats = self.splits[SCORED]
-        if isinstance(stats, HeldOut):
-            raise TypeError(f"judge {self.name}: the {SCORED} split cannot be held out")
-        return stats
+        return scored_of(self.splits, f"judge {self.name}")
 
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -298,6 +295,15 @@ class EvalReport:
             tool_version=data.get("tool_version"), created_at=data.get("created_at"),
             git=None if git is None else GitState(git["commit"], git["dirty"]),
             version=data["report_version"])
+
+
+def scored_of(splits: Splits, owner: str) -> SplitStats:
+    """The statistics over every evaluated row of ``owner``'s ``splits``: a split that is
+    never held out (a TypeError names ``owner`` if it is)."""
+    stats = splits[SCORED]
+    if isinstance(stats, HeldOut):
+        raise TypeError(f"{owner}: the {SCORED} split cannot be held out")
+    return stats
 
 
 def splits_json(splits: Splits) -> dict[str, Any]:

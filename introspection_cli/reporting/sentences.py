@@ -117,11 +117,16 @@ def count_columns(unstable: bool) -> tuple[str, ...]:
     return (*_COUNTS, "unstable") if unstable else _COUNTS
 
 
-def stats_row(split: str, stats: SplitStats, *, unstable: bool) -> list[str]:
-    """One split table row (not a held-out split): its counts, then its statistics."""
+def stats_counts(stats: SplitStats, *, unstable: bool) -> list[int]:
+    """A split's counts in the columns of :func:`count_columns`."""
     counts = {"n": stats.n, "judged": stats.judged, "gated": stats.gated,
               "errors": stats.errors, "unstable": stats.unstable}
-    return [split, *(str(counts[key]) for key in count_columns(unstable)),
+    return [counts[key] for key in count_columns(unstable)]
+
+
+def stats_row(split: str, stats: SplitStats, *, unstable: bool) -> list[str]:
+    """One split table row (not a held-out split): its counts, then its statistics."""
+    return [split, *(str(count) for count in stats_counts(stats, unstable=unstable)),
             interval_text(stats.agreement), interval_text(stats.na_agreement),
             kappa_text(stats.kappa), interval_text(stats.tpr), interval_text(stats.tnr)]
 
